@@ -1,0 +1,46 @@
+# apns-bulk — the two commands a newcomer needs are `make demo` and `make test`.
+# Both install the C libraries they build against when they are missing.
+
+SWIFT ?= swift
+DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server
+RELEASE_BIN := .build/release/apns-bulk
+DEBUG_BIN := .build/debug/apns-bulk
+DEMO_DIR ?= demo-out
+
+.PHONY: all deps build release test demo bench clean
+
+all: build
+
+# Installs whatever of DEB_PACKAGES is missing. A fresh machine's package lists may be empty,
+# so `apt-get update` runs first. Without root it prints the exact command and stops.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "deps: missing$$missing. Run: sudo apt-get update && sudo apt-get install -y$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+
+demo: release
+	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR)
+
+bench: release
+	@sh benchmarks/run.sh
+
+clean:
+	rm -rf .build $(DEMO_DIR)

@@ -1,0 +1,49 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Layout and dependency direction are fixed by DESIGN.md:
+// apns-bulk → Pipeline, MockAPNs → Transport, APNs → C modules.
+let package = Package(
+    name: "apns-bulk",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "apns-bulk", targets: ["apns-bulk"]),
+        .library(name: "APNs", targets: ["APNs"]),
+        .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "Pipeline", targets: ["Pipeline"]),
+        .library(name: "MockAPNs", targets: ["MockAPNs"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd",
+                       providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CCSV", providers: [.apt(["libcsv-dev"])]),
+
+        .target(name: "APNs", dependencies: ["COpenSSL"]),
+        .target(name: "Transport", dependencies: ["APNs", "CNGHTTP2", "COpenSSL", "CZstd"]),
+        .target(name: "Pipeline", dependencies: [
+            "APNs", "Transport", "CCSV", "CZstd",
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ]),
+        .target(name: "MockAPNs", dependencies: ["APNs", "Transport"]),
+        .executableTarget(name: "apns-bulk", dependencies: [
+            "APNs", "Transport", "Pipeline", "MockAPNs",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "APNs", "CNGHTTP2", "COpenSSL", "CZstd"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "CZstd"]),
+        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["APNs", "CZstd"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

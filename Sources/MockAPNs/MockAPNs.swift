@@ -1,0 +1,4 @@
+/// The MockAPNs module; see DESIGN.md for its boundaries.
+public enum MockAPNsModule {
+    public static let name = "MockAPNs"
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command line. Each subcommand lives in its own file; this file only lists them and turns
+/// every error into one line on stderr and the exit status of DESIGN.md (never a stack trace).
+@main
+struct APNsBulk: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "apns-bulk",
+        abstract: "Send push-notification campaigns to APNs over HTTP/2, and account for every row.",
+        version: version,
+        subcommands: registeredSubcommands
+    )
+
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as RunFailure {
+            writeStandardError("apns-bulk: \(failure.message)\n")
+            Glibc.exit(failure.status)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Glibc.exit(0)
+            }
+            // Usage and configuration errors: status 1, as DESIGN.md says, not ArgumentParser's 64.
+            writeStandardError(fullMessage(for: error) + "\n")
+            Glibc.exit(1)
+        }
+    }
+}
+
+/// An error a user can act on, with the exit status DESIGN.md assigns to it.
+struct RunFailure: Error {
+    var message: String
+    var status: Int32
+
+    static func usage(_ message: String) -> RunFailure { RunFailure(message: message, status: 1) }
+}
+
+func writeStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { buffer in
+            write(2, buffer.baseAddress! + offset, buffer.count - offset)
+        }
+        if written <= 0 { break }
+        offset += written
+    }
+    bytes.removeAll()
+}

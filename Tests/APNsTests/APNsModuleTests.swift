@@ -1,0 +1,4 @@
+import Testing
+@testable import APNs
+
+@Test func APNsModuleIsNamed() { #expect(APNsModule.name == "APNs") }

@@ -1,0 +1,4 @@
+import Testing
+@testable import MockAPNs
+
+@Test func MockAPNsModuleIsNamed() { #expect(MockAPNsModule.name == "MockAPNs") }

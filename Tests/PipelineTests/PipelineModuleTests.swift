@@ -1,0 +1,4 @@
+import Testing
+@testable import Pipeline
+
+@Test func PipelineModuleIsNamed() { #expect(PipelineModule.name == "Pipeline") }

@@ -1,0 +1,4 @@
+import Testing
+@testable import Transport
+
+@Test func TransportModuleIsNamed() { #expect(TransportModule.name == "Transport") }
