@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
@@ -36,6 +37,7 @@ let package = Package(
         .executableTarget(name: "apns-bulk", dependencies: [
             "APNs", "Transport", "Pipeline", "MockAPNs",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
         .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV"]),

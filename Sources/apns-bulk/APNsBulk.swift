@@ -18,7 +18,8 @@ struct APNsBulk: ParsableCommand {
 
     static func main() {
         do {
-            var command = try parseAsRoot()
+            let arguments = try JobFile.expand(Array(CommandLine.arguments.dropFirst()))
+            var command = try parseAsRoot(arguments)
             try command.run()
         } catch let failure as RunFailure {
             writeStandardError("apns-bulk: \(failure.message)\n")

@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bounded, batch-oriented queue between the pipeline's threads (reader → reactors, reactors →
+/// writer). Producers block while it is full — so a slow consumer slows the producer and memory
+/// stays flat — and consumers take whole batches, so the lock is taken once per batch, not per row.
+///
+/// Consumers that must never block (reactor threads) use `takeBatch(max:)` and, when it comes back
+/// empty, `callWhenAvailable(_:)`: the next `put` runs the callback (which typically posts a
+/// wake-up to that reactor).
+///
+/// Shared by several threads behind its pthread mutex; every stored property is touched under it.
+public final class HandOffQueue<Element>: @unchecked Sendable {
+    // Allocated, not stored inline: pthread objects must not move, and `&property` gives no
+    // stable address.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var ring: [Element?]
+    private var head = 0
+    private var count = 0
+    private var closed = false
+    private var availabilityCallbacks: [@Sendable () -> Void] = []
+
+    public let capacity: Int
+
+    public init(capacity: Int) {
+        precondition(capacity > 0, "a hand-off queue needs room for at least one element")
+        self.capacity = capacity
+        ring = Array(repeating: nil, count: capacity)
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(notEmpty, &attributes)
+        pthread_cond_init(notFull, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(notEmpty)
+        pthread_cond_destroy(notFull)
+        pthread_mutex_destroy(mutex)
+        notEmpty.deallocate()
+        notFull.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Appends every element, blocking while the queue is full. Returns false (and drops nothing
+    /// silently: the caller still owns what was not taken) if the queue was closed.
+    @discardableResult
+    public func put<S: Sequence>(_ elements: S) -> Bool where S.Element == Element {
+        var callbacks: [@Sendable () -> Void] = []
+        pthread_mutex_lock(mutex)
+        for element in elements {
+            while count == capacity && !closed { pthread_cond_wait(notFull, mutex) }
+            if closed {
+                pthread_mutex_unlock(mutex)
+                return false
+            }
+            ring[(head + count) % capacity] = element
+            count += 1
+        }
+        pthread_cond_broadcast(notEmpty)
+        if !availabilityCallbacks.isEmpty {
+            swap(&callbacks, &availabilityCallbacks)
+        }
+        pthread_mutex_unlock(mutex)
+        for callback in callbacks { callback() }
+        return true
+    }
+
+    public func put(_ element: Element) -> Bool { put(CollectionOfOne(element)) }
+
+    /// Takes up to `max` elements without blocking; appends them to `batch`.
+    public func takeBatch(max: Int, into batch: inout [Element]) {
+        pthread_mutex_lock(mutex)
+        takeLocked(max: max, into: &batch)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Takes up to `max` elements, waiting at most `timeoutSeconds` for the first one. Returns false
+    /// when the queue is closed and drained: nothing more will ever come.
+    public func waitForBatch(max: Int, timeoutSeconds: Double, into batch: inout [Element]) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if count == 0 && !closed {
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            let nanos = Int(timeoutSeconds * 1e9) + deadline.tv_nsec
+            deadline.tv_sec += nanos / 1_000_000_000
+            deadline.tv_nsec = nanos % 1_000_000_000
+            while count == 0 && !closed {
+                if pthread_cond_timedwait(notEmpty, mutex, &deadline) == ETIMEDOUT { break }
+            }
+        }
+        takeLocked(max: max, into: &batch)
+        return !(closed && count == 0 && batch.isEmpty)
+    }
+
+    /// Runs `callback` (on the producer's thread) after the next `put`, or now if elements wait.
+    public func callWhenAvailable(_ callback: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(mutex)
+        if count > 0 || closed {
+            pthread_mutex_unlock(mutex)
+            callback()
+            return
+        }
+        availabilityCallbacks.append(callback)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// No more puts: blocked producers return false, consumers drain what is left.
+    public func close() {
+        var callbacks: [@Sendable () -> Void] = []
+        pthread_mutex_lock(mutex)
+        closed = true
+        swap(&callbacks, &availabilityCallbacks)
+        pthread_cond_broadcast(notEmpty)
+        pthread_cond_broadcast(notFull)
+        pthread_mutex_unlock(mutex)
+        for callback in callbacks { callback() }
+    }
+
+    public var isClosed: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return closed
+    }
+
+    public var approximateCount: Int {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return count
+    }
+
+    private func takeLocked(max: Int, into batch: inout [Element]) {
+        let taken = Swift.min(max, count)
+        guard taken > 0 else { return }
+        for _ in 0..<taken {
+            batch.append(ring[head]!)
+            ring[head] = nil
+            head = (head + 1) % capacity
+        }
+        count -= taken
+        pthread_cond_broadcast(notFull)
+    }
+}
