@@ -1,4 +1,4 @@
 import ArgumentParser
 
 /// Every subcommand of `apns-bulk`, in the order `--help` lists them.
-let registeredSubcommands: [any ParsableCommand.Type] = []
+let registeredSubcommands: [any ParsableCommand.Type] = [TokenCommand.self]
