@@ -29,7 +29,8 @@ enum TLSFailure {
                 return .certificateVerificationFailed(peer: isServer ? "client \(peer)" : peer, reason: text)
             }
             if versionReasons.contains(reason) {
-                return .protocolVersionRefused(peer: peer, detail: errors.reasonText)
+                guard isServer else { return .protocolVersionRefused(peer: peer, detail: errors.reasonText) }
+                return .handshakeFailed(peer: peer, detail: "no TLS version both sides accept (\(errors.reasonText))")
             }
             if isServer, reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE {
                 return .clientCertificateMissing(peer: peer)
