@@ -33,6 +33,27 @@ struct TLSHandshakeTests {
         #expect(server == .completed(alpn: "h2", peerSubject: nil))
     }
 
+    /// (Much smaller kernel buffers only make TCP's delayed ACKs the bottleneck.)
+    @Test func bigBatchThroughSmallSocketBuffersResumesAfterWouldBlock() throws {
+        let client = try TLSContext.client(additionalTrust: .authority(authority))
+        let payload = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) }
+        let blocked = Shared(0)
+        let outcome = try withRunningReactor { reactor in
+            let handshakes = TransportAwaited<ServerHandshake>()
+            let port = try TLSEchoServer.start(on: reactor, context: serverContext, handshakes: handshakes)
+            return TLSClientRun.run(on: reactor, port: port, host: "127.0.0.1", context: client, payload: payload,
+                                    socketBufferSize: 32_768, blockedFlushes: blocked)
+        }
+        guard case let .echoed(alpn, _, bytes) = outcome else {
+            Issue.record("no echo: \(outcome)")
+            return
+        }
+        #expect(alpn == "h2")
+        #expect(bytes.count == payload.count)
+        #expect(bytes == payload, "the echo differs from what was sent")
+        #expect(blocked.withLock { $0 } > 0)
+    }
+
     @Test func clientVerifiesAHostNameAgainstACAFileOnDisk() throws {
         let directory = try TransportTempDirectory()
         try authority.writeCertificate(to: directory.file("ca.pem"))

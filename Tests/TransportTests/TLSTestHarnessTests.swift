@@ -200,23 +200,31 @@ final class TLSClientRun: ReactorHandler {
     private let reactor: Reactor
     private let payload: [UInt8]
     private let outcome: TransportAwaited<ClientOutcome>
+    private let socketBufferSize: Int32?
+    private let blockedFlushes: Shared<Int>?
     private var session: TLSSession?
     private var received: [UInt8] = []
 
-    static func run(on reactor: Reactor, port: UInt16, host: String, context: TLSContext,
-                    payload: [UInt8]) -> ClientOutcome {
+    /// `socketBufferSize` shrinks the client's kernel buffers so writes must block and resume;
+    /// `blockedFlushes` then counts the flushes that could not send everything.
+    static func run(on reactor: Reactor, port: UInt16, host: String, context: TLSContext, payload: [UInt8],
+                    socketBufferSize: Int32? = nil, blockedFlushes: Shared<Int>? = nil) -> ClientOutcome {
         let outcome = TransportAwaited<ClientOutcome>()
         reactor.execute {
-            let client = TLSClientRun(reactor: reactor, payload: payload, outcome: outcome)
+            let client = TLSClientRun(reactor: reactor, payload: payload, outcome: outcome,
+                                      socketBufferSize: socketBufferSize, blockedFlushes: blockedFlushes)
             client.start(port: port, host: host, context: context)
         }
         return outcome.wait() ?? .failed("the client did not finish in time")
     }
 
-    private init(reactor: Reactor, payload: [UInt8], outcome: TransportAwaited<ClientOutcome>) {
+    private init(reactor: Reactor, payload: [UInt8], outcome: TransportAwaited<ClientOutcome>,
+                 socketBufferSize: Int32?, blockedFlushes: Shared<Int>?) {
         self.reactor = reactor
         self.payload = payload
         self.outcome = outcome
+        self.socketBufferSize = socketBufferSize
+        self.blockedFlushes = blockedFlushes
     }
 
     private func start(port: UInt16, host: String, context: TLSContext) {
@@ -225,6 +233,7 @@ final class TLSClientRun: ReactorHandler {
             case let .failure(error):
                 outcome.fulfil(.failed(error.description))
             case let .success(socket):
+                if let size = socketBufferSize { try? socket.setBufferSizes(send: size, receive: size) }
                 do throws(TLSError) {
                     let session = try TLSSession(client: context, socket: socket, host: host)
                     self.session = session
@@ -244,7 +253,7 @@ final class TLSClientRun: ReactorHandler {
     private func exchange(_ session: TLSSession) {
         session.queueOutput(payload)
         do {
-            try session.flush()
+            try flush(session)
             try reactor.register(session.socket.fd,
                                  interest: session.wantsWritable ? [.readable, .writable] : .readable, handler: self)
         } catch let error as TLSError {
@@ -269,12 +278,16 @@ final class TLSClientRun: ReactorHandler {
     func onWritable() {
         guard let session else { return }
         do {
-            try session.flush()
+            try flush(session)
             reactor.setInterest(session.wantsWritable ? [.readable, .writable] : .readable, for: session.socket.fd)
             onReadable()
         } catch {
             finish(session, error)
         }
+    }
+
+    private func flush(_ session: TLSSession) throws(TLSError) {
+        if try !session.flush() { blockedFlushes?.withLock { $0 += 1 } }
     }
 
     func onHangup() { onReadable() }
