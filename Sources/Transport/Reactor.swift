@@ -21,6 +21,7 @@ public final class Reactor: @unchecked Sendable {
     private let posted = Mutex<[@Sendable () -> Void]>([])
     private let wakePending = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
     private let ownerThread = Atomic<UInt>(0)
     private let startedThread = Mutex<pthread_t?>(nil)
     private var hasRun = false
@@ -89,6 +90,7 @@ public final class Reactor: @unchecked Sendable {
     /// Any thread: runs `work` on the reactor thread, in posting order, waking the loop if it sleeps.
     /// Work posted after the reactor stopped is discarded.
     public func execute(_ work: @escaping @Sendable () -> Void) {
+        guard !finished.load(ordering: .acquiring) else { return }
         posted.withLock { $0.append(work) }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             wake()
@@ -288,6 +290,7 @@ public final class Reactor: @unchecked Sendable {
         }
         registrations.removeAll()
         timers.removeAll()
+        finished.store(true, ordering: .releasing)
         posted.withLock { $0.removeAll() }
     }
 

@@ -185,6 +185,21 @@ public final class TLSSession {
         output.append(contentsOf: bytes)
     }
 
+    /// Lets a producer append straight into the output queue, with no intermediate copy, e.g.
+    /// `try tls.appendOutput { try h2.drainOutput(into: &$0, limit: 1 << 20) }`. The buffer then
+    /// holds only unsent bytes, so a producer's size limit caps what is pending. Only append.
+    public func appendOutput<Result, Failure: Error>(
+        _ produce: (inout [UInt8]) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        if outputStart > 0 {
+            output.removeFirst(outputStart)
+            outputStart = 0
+        }
+        let before = output.count
+        defer { precondition(output.count >= before, "TLSSession.appendOutput: the producer removed queued bytes") }
+        return try produce(&output)
+    }
+
     /// Bytes queued and not yet accepted by the socket.
     public var pendingOutputCount: Int { output.count - outputStart }
 

@@ -70,6 +70,16 @@ struct ReactorTests {
         for (_, writeEnd) in pipes { close(writeEnd) }
     }
 
+    @Test func workPostedAfterStopNeverRuns() throws {
+        let reactor = try Reactor.start(name: "late-post")
+        reactor.stop()
+        reactor.join()
+        let ran = Shared(false)
+        reactor.execute { ran.withLock { $0 = true } }
+        usleep(50_000)
+        #expect(ran.withLock { $0 } == false)
+    }
+
     @Test func readinessReachesTheHandler() throws {
         try withRunningReactor { reactor in
             let (readEnd, writeEnd) = Self.pipe()

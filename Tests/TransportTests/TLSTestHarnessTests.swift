@@ -251,7 +251,7 @@ final class TLSClientRun: ReactorHandler {
     }
 
     private func exchange(_ session: TLSSession) {
-        session.queueOutput(payload)
+        session.appendOutput { $0.append(contentsOf: payload) }
         do {
             try flush(session)
             try reactor.register(session.socket.fd,
