@@ -106,11 +106,11 @@ public final class Reactor: @unchecked Sendable {
     /// Any thread but the reactor's own: waits until the thread started by `start(name:)` has
     /// finished `run()`. Returns at once for a reactor run on a caller's thread.
     public func join() {
-        precondition(!isCurrent, "Reactor.join() called on the reactor's own thread")
         guard let thread = startedThread.withLock({ state -> pthread_t? in
             defer { state = nil }
             return state
         }) else { return }
+        precondition(!isCurrent, "Reactor.join() called on the reactor's own thread")
         ReactorThread.join(thread)
     }
 

@@ -62,6 +62,17 @@ struct TLSHandshakeTests {
         #expect(outcome == .echoed(alpn: "h2", version: "TLSv1.3", bytes: Array("hello".utf8)))
     }
 
+    @Test func serverLoadsItsCertificateAndKeyFromPEMFiles() throws {
+        let directory = try TransportTempDirectory()
+        try authority.issueServerCertificate().writePEM(certificatePath: directory.file("server.pem"),
+                                                        privateKeyPath: directory.file("server.key"))
+        let server = try TLSContext.server(identity: TLSIdentity.load(certificateFile: directory.file("server.pem"),
+                                                                      keyFile: directory.file("server.key")))
+        let client = try TLSContext.client(additionalTrust: .authority(authority))
+        let (outcome, _) = try run(client: client, server: server, payload: Array("files".utf8))
+        #expect(outcome == .echoed(alpn: "h2", version: "TLSv1.3", bytes: Array("files".utf8)))
+    }
+
     @Test func serverFromAnotherCAFailsVerificationWithTheReason() throws {
         let stranger = try CertificateAuthority(commonName: "some other CA")
         let client = try TLSContext.client(additionalTrust: .authority(stranger))
