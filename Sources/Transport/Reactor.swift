@@ -114,13 +114,6 @@ public final class Reactor: @unchecked Sendable {
         ReactorThread.join(thread)
     }
 
-    /// Monotonic time in nanoseconds (CLOCK_MONOTONIC), the clock of the timers.
-    public static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-    }
-
     // MARK: Descriptors (reactor thread)
 
     /// Watches `fd` (already non-blocking) for `interest` and reports to `handler`, which the reactor
@@ -309,11 +302,5 @@ public final class Reactor: @unchecked Sendable {
         if interest.contains(.readable) { events |= EPOLLIN.rawValue }
         if interest.contains(.writable) { events |= EPOLLOUT.rawValue }
         return events
-    }
-
-    static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
     }
 }
