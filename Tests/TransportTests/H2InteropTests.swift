@@ -56,6 +56,10 @@ import Glibc
         try exchange(session, socket) { _ in false }
         #expect(session.isFinished)
         session.terminate()
+        // nghttpd closes the connection once it has read (and logged) our GOAWAY.
+        var closed = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        var scratch = [UInt8](repeating: 0, count: 1024)
+        while poll(&closed, 1, 2000) > 0, scratch.withUnsafeMutableBytes({ read(socket, $0.baseAddress, $0.count) }) > 0 {}
         let frames = try String(contentsOf: logURL, encoding: .utf8)
         #expect(frames.contains("recv HEADERS frame"))
         #expect(frames.contains("recv GOAWAY frame"))
