@@ -168,6 +168,7 @@ public final class H2ClientSession {
             throw H2Error(nghttp2Code: Int(streamID))
         }
         streams[index]?.streamID = streamID
+        streams.setStreamID(streamID, at: index)
         hasSubmitted = true
         recordSubmitOrder(index: index, streamID: streamID)
         return streamID
