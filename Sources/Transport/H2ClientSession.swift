@@ -9,6 +9,15 @@ import CNGHTTP2
 ///
 /// Every submitted request ends in exactly one event: `.response`, `.notProcessed` or `.lost`, also
 /// when the connection dies (`terminate()` hands back everything still in flight).
+///
+/// The connection's loop, on its reactor thread:
+/// ```
+/// on readable:  n = read(socket, &readBuffer); session.receive(readBuffer[0..<n])   // throws → close
+/// then:         session.drainEvents { event in ... }        // responses, refusals, GOAWAY, ping acks
+///               while session.freeStreamSlots > 0, let next = queue.pop() { try session.submit(...) }
+///               session.drainOutput(into: &writeBuffer)     // one TLS write for the whole batch
+/// on close/EOF/timeout, or when session.isFinished:  session.terminate(); session.drainEvents { ... }
+/// ```
 public final class H2ClientSession {
     public struct Configuration: Sendable {
         /// `:authority` of every request (the endpoint's host, with `:port` when not 443).
