@@ -119,4 +119,12 @@ import Transport
         #expect(pair.notProcessed.allSatisfy { $0.cause == .refusedStream })
         #expect(pair.client.freeStreamSlots == 1)
     }
+
+    @Test func aServerThatAnnouncesNoLimitLeavesTheLocalCap() throws {
+        let client = try H2ClientSession(configuration: .init(authority: "a", maxStreams: 300))
+        let emptySettingsFrame: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        try client.receive(emptySettingsFrame)
+        #expect(client.serverMaxConcurrentStreams == Int(UInt32.max))
+        #expect(client.freeStreamSlots == 300)
+    }
 }
