@@ -184,7 +184,8 @@ public final class H2ClientSession {
     }
 
     private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {
-        let byteCount = 32 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
+        // 34 bytes of pseudo-header names and "https".
+        let byteCount = 34 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
             + H2HeaderBlock.byteCount(headers)
         headerBlock.reset(fieldCount: 4 + headers.count, byteCount: byteCount)
         headerBlock.append(":method", method, neverIndexed: false)

@@ -92,7 +92,8 @@ public final class H2ServerSession {
         guard let session, let index = streamIndex(streamID), let stream = streams[index],
               stream.requestComplete, !stream.responded else { return false }
         let statusText = String(status)
-        headerBlock.reset(fieldCount: 1 + headers.count, byteCount: 16 + H2HeaderBlock.byteCount(headers))
+        headerBlock.reset(fieldCount: 1 + headers.count,
+                          byteCount: 7 + statusText.utf8.count + H2HeaderBlock.byteCount(headers))
         headerBlock.append(":status", statusText, neverIndexed: false)
         headerBlock.append(headers, notFirst: hasResponded)
         let result: Int32
