@@ -232,6 +232,14 @@ public final class H2ClientSession {
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
+    /// For the connection glue in this module, reading into memory it owns: `bytes` is only read
+    /// during the call.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = H2Wire.receive(session, bytes)
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
     /// Appends everything queued for the peer to `buffer` (which the caller reuses and writes in one
     /// go), stopping once it holds `limit` bytes; `wantsWrite` tells whether more is queued. Request
     /// bodies are copied into the output here. Returns the number of bytes appended.

@@ -156,6 +156,14 @@ public final class H2ServerSession {
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
+    /// For the connection glue in this module, reading into memory it owns: `bytes` is only read
+    /// during the call.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = H2Wire.receive(session, bytes)
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
     /// Appends what is queued for the client to `buffer`, up to about `limit` bytes; returns the count.
     @discardableResult
     public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
