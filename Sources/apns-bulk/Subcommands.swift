@@ -1,4 +1,7 @@
 import ArgumentParser
 
 /// Every subcommand of `apns-bulk`, in the order `--help` lists them.
-let registeredSubcommands: [any ParsableCommand.Type] = []
+let registeredSubcommands: [any ParsableCommand.Type] = [
+    ReportCommand.self,
+    GenCommand.self,
+]
