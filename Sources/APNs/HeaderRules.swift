@@ -57,9 +57,7 @@ public enum HeaderRules {
         if allowedBundleIDs.contains(topic) { return true }
         for bundleID in allowedBundleIDs where topic.utf8.starts(with: bundleID.utf8) {
             let rest = topic.utf8.dropFirst(bundleID.utf8.count)
-            for type in PushType.allCases {
-                if let suffix = type.topicSuffix, rest.elementsEqual(suffix.utf8) { return true }
-            }
+            for (_, suffix) in PushType.suffixed where rest.elementsEqual(suffix.utf8) { return true }
         }
         return false
     }
