@@ -179,6 +179,12 @@ private struct JSONScanner {
     mutating func string() -> JSONError? {
         i += 1
         while i < bytes.count {
+            // Plain ASCII is most of a payload: skip it in a tight loop.
+            while i < bytes.count, bytes[i] >= 0x20, bytes[i] < 0x80,
+                  bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") {
+                i += 1
+            }
+            guard i < bytes.count else { break }
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 i += 1
