@@ -43,7 +43,8 @@ public enum HeaderRules {
     ///   (".voip", ".push-type.widgets", …): TopicDisallowed;
     /// - allowed, but not suited to the push type (e.g. "com.example.voip" sent as `alert`, or
     ///   the bare bundle id sent as `voip`): BadTopic. For `mdm` the topic must be one of the ids.
-    /// `pushType` nil (unknown) checks only that the topic is allowed.
+    /// `pushType` nil (unknown) checks only that the topic is allowed. An empty set allows no
+    /// topic: a server that names no bundle ids should use `checkTopic(_:pushType:auth:)`.
     public static func checkTopic(_ topic: String?, pushType: PushType?,
                                   allowedBundleIDs: Set<String>) -> Reason? {
         guard let topic, !topic.isEmpty else { return .missingTopic }
