@@ -32,6 +32,10 @@ final class InputFile {
             _ = close(fd)
             throw .gzip(path: path)
         }
+        if got == 4 && !isZstd && path.hasSuffix(".zst") {
+            _ = close(fd)
+            throw .corruptZstd(path: path, detail: "the file does not start with the zstd magic number")
+        }
         if isZstd {
             _ = close(fd)
             do { zstd = try ZstdStreamReader(path: path) } catch { throw Self.map(error) }
