@@ -111,6 +111,7 @@ extension H2ClientSession {
             if header.flags & H2Wire.flagEndStream != 0 { responseComplete(streamID: header.stream_id) }
         case H2Wire.frameSettings:
             guard header.flags & H2Wire.flagAck == 0 else { return }
+            hasReceivedSettings = true
             let current = serverMaxConcurrentStreams
             if current != lastKnownMaxConcurrentStreams {
                 lastKnownMaxConcurrentStreams = current

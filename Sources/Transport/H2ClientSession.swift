@@ -70,6 +70,8 @@ public final class H2ClientSession {
     public internal(set) var isAuthorized: Bool
     /// A PING from `submitPing()` awaits its acknowledgement (the connection times it).
     public internal(set) var isPingOutstanding = false
+    /// The server's first SETTINGS frame arrived: its stream limit is known, requests may start.
+    public internal(set) var hasReceivedSettings = false
 
     /// Creates the session and queues the connection preface and SETTINGS (push disabled, large
     /// receive windows so responses never wait for WINDOW_UPDATE); `drainOutput` produces them.

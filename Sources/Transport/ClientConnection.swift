@@ -1,0 +1,195 @@
+/// One client connection to one address of an APNs endpoint: socket + TLS + HTTP/2 session + health
+/// timers (h2load's `Client`: it owns the bytes, `H2ClientSession` owns the protocol).
+///
+/// Lives on one Reactor: create it and call every method on that reactor's thread. It keeps its
+/// delegate (strongly) until it closed, and the reactor keeps it while its socket is registered.
+///
+/// Life: `start()` connects, does the TLS handshake, sends the HTTP/2 preface and waits for the
+/// server's SETTINGS; then `connectionDidBecomeReady`. The owner submits while `freeStreamSlots > 0`
+/// (pull: when a slot frees, `connectionHasFreeSlots`). Every submitted tag ends in exactly one of
+/// `didReceive` / `didNotProcess` / `lost`, whatever happens, and `didCloseWith` comes once, last.
+///
+/// Health, on one timer per connection: after `pingInterval` with nothing received a PING goes out,
+/// and no acknowledgement within `pingTimeout` fails the connection; the oldest request in flight
+/// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`.
+public final class ClientConnection {
+    public struct Configuration: Sendable {
+        /// Host (SNI, certificate check, `:authority`) and port.
+        public var endpoint: Endpoint
+        /// The resolved address to connect to (the caller resolves: fresh DNS per connection).
+        public var address: SocketAddress
+        public var tls: TLSContext
+        /// Local cap on concurrent streams (`--max-streams`); the server's SETTINGS may lower it.
+        public var maxStreams: Int
+        /// Token auth: one stream until the first response that is not a 403 (APNs' rule).
+        public var singleStreamUntilAuthorized: Bool
+        public var connectTimeout: Duration = .seconds(10)
+        /// Bounds the TLS handshake and the wait for the server's first SETTINGS together.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// A PING goes out after this long with nothing received.
+        public var pingInterval: Duration = .seconds(60)
+        /// No PING acknowledgement by then: the connection failed.
+        public var pingTimeout: Duration = .seconds(10)
+        /// The oldest in-flight request older than this: the connection failed (all in flight lost).
+        public var responseTimeout: Duration = .seconds(30)
+
+        public init(endpoint: Endpoint, address: SocketAddress, tls: TLSContext, maxStreams: Int,
+                    singleStreamUntilAuthorized: Bool) {
+            self.endpoint = endpoint
+            self.address = address
+            self.tls = tls
+            self.maxStreams = maxStreams
+            self.singleStreamUntilAuthorized = singleStreamUntilAuthorized
+        }
+    }
+
+    enum Phase {
+        case idle, connecting, handshaking, awaitingSettings, ready, draining, closed
+    }
+
+    public let reactor: Reactor
+    public let configuration: Configuration
+    /// "api.push.apple.com:443 (17.188.1.2:443)", for messages.
+    public let peer: String
+    var delegate: (any ClientConnectionDelegate)?
+
+    var phase = Phase.idle
+    var socket: Socket?
+    var tls: TLSSession?
+    var h2: H2ClientSession?
+    var fd: Int32 = -1
+    var isRegistered = false
+
+    /// A settle loop is running (see ClientConnectionLoop.swift): nested entry points leave the work to it.
+    var isSettling = false
+    var slotsMayHaveOpened = false
+    var closeRequested = false
+    var closeError: ClientConnectionError?
+    var closeNotified = false
+    var turnScheduled = false
+
+    // Health (ClientConnectionHealth.swift); monotonic nanoseconds.
+    var healthTimer: TimerID?
+    var healthDeadline = UInt64.max
+    var handshakeDeadline: UInt64 = 0
+    var lastReceiveAt: UInt64 = 0
+    var pingSentAt: UInt64?
+    let pingIntervalNanoseconds: UInt64
+    let pingTimeoutNanoseconds: UInt64
+    let responseTimeoutNanoseconds: UInt64
+
+    /// When the connection became ready (monotonic nanoseconds), nil before. For reconnect policy:
+    /// a connection that stayed up a while was healthy (`ReconnectSchedule`).
+    public internal(set) var readyAt: UInt64?
+
+    public init(reactor: Reactor, configuration: Configuration, delegate: any ClientConnectionDelegate) {
+        precondition(configuration.maxStreams > 0, "ClientConnection: maxStreams must be positive")
+        self.reactor = reactor
+        self.configuration = configuration
+        self.delegate = delegate
+        peer = configuration.endpoint.host == configuration.address.ip
+            ? configuration.address.description
+            : "\(configuration.endpoint) (\(configuration.address))"
+        pingIntervalNanoseconds = Reactor.nanoseconds(configuration.pingInterval)
+        pingTimeoutNanoseconds = Reactor.nanoseconds(configuration.pingTimeout)
+        responseTimeoutNanoseconds = Reactor.nanoseconds(configuration.responseTimeout)
+    }
+
+    // MARK: State
+
+    public var state: ClientConnectionState {
+        switch phase {
+        case .idle, .connecting, .handshaking, .awaitingSettings: .connecting
+        case .ready: .ready
+        case .draining: .draining
+        case .closed: .closed
+        }
+    }
+
+    /// How many requests `submit` takes now: 0 unless `.ready`.
+    public var freeStreamSlots: Int {
+        guard phase == .ready, let h2 else { return 0 }
+        return h2.freeStreamSlots
+    }
+
+    /// Requests submitted and not yet handed back.
+    public var inFlightCount: Int { h2?.inFlightCount ?? 0 }
+
+    /// The server's current SETTINGS_MAX_CONCURRENT_STREAMS (0 before the session exists).
+    public var serverMaxConcurrentStreams: Int { h2?.serverMaxConcurrentStreams ?? 0 }
+
+    /// With `singleStreamUntilAuthorized`: false until a response other than 403 arrived.
+    public var isAuthorized: Bool { h2?.isAuthorized ?? false }
+
+    // MARK: Life
+
+    /// Connects → TLS handshake → HTTP/2 preface and SETTINGS; then `connectionDidBecomeReady`, or
+    /// `didCloseWith(error)` if any step fails. Call once.
+    public func start() {
+        precondition(phase == .idle, "ClientConnection.start() called twice")
+        phase = .connecting
+        Socket.connect(to: configuration.address, timeout: configuration.connectTimeout, on: reactor) { [self] result in
+            connectFinished(result)
+        }
+    }
+
+    /// Submits one request; false if it cannot be taken now (no free slot, draining, closed): the
+    /// caller keeps the job. Calls no delegate method. `submittedAt` must be
+    /// `Reactor.monotonicNanoseconds()` at submission: the response timeout is measured from it, and
+    /// it comes back in the `H2Response` (for latency).
+    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64, submittedAt: UInt64) -> Bool {
+        guard phase == .ready, let h2 else { return false }
+        let wasIdle = h2.inFlightCount == 0
+        do {
+            try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
+        } catch {
+            return false
+        }
+        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
+        return true
+    }
+
+    /// `submit` stamped with the reactor's clock now.
+    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64) -> Bool {
+        submit(path: path, headers: headers, body: body, tag: tag, submittedAt: Reactor.monotonicNanoseconds())
+    }
+
+    /// Writes everything submitted so far (one TLS write for the batch). Submissions made inside
+    /// delegate callbacks are flushed by the connection itself after it handles the read; call
+    /// flush() after submitting from anywhere else (timers, execute blocks). Calls no delegate
+    /// method: a failure found here is reported on the next reactor turn.
+    public func flush() {
+        guard !isSettling else { return }
+        writeOutput()
+        if phase == .closed || h2?.hasEvents == true || h2?.isFinished == true { scheduleTurn() }
+    }
+
+    /// Graceful end: GOAWAY(NO_ERROR), let in-flight requests finish, then close
+    /// (`didCloseWith(nil)`, later, never from inside this call).
+    public func close() {
+        switch phase {
+        case .closed:
+            return
+        case .idle, .connecting, .handshaking:
+            tearDown(nil)
+        case .awaitingSettings, .ready, .draining:
+            closeRequested = true
+            phase = .draining
+            do {
+                try h2?.shutdown()
+            } catch {
+                tearDown(.protocolError(error))
+            }
+            if !isSettling { writeOutput() }
+        }
+        scheduleTurn()
+    }
+
+    /// Ends now: every in-flight tag comes back (`lost`, or `didNotProcess(.neverSent)` for those
+    /// that never left), then `didCloseWith(nil)`, before this returns (after the current delegate
+    /// call returns, when called from inside one).
+    public func abort() {
+        tearDown(nil)
+        settle()
+    }
+}

@@ -1,0 +1,296 @@
+import CNGHTTP2
+
+// The connection's loop on its reactor thread. Every entry point (socket readiness, a timer, a
+// posted turn, abort) does its own work and then calls `settle()`, the one place that calls the
+// delegate: it delivers the session's events in order, tells the owner about free slots, writes
+// what the callbacks submitted (one TLS write per batch), and closes when the session is done.
+
+extension ClientConnection {
+    // MARK: Connect and handshake
+
+    func connectFinished(_ result: Result<Socket, SocketError>) {
+        guard phase == .connecting else {
+            // Closed while connecting: the socket is ours to drop.
+            if case let .success(socket) = result { socket.close() }
+            return
+        }
+        switch result {
+        case let .failure(error):
+            tearDown(.connect(error))
+        case let .success(socket):
+            self.socket = socket
+            do throws(TLSError) {
+                let tls = try TLSSession(client: configuration.tls, socket: socket, host: configuration.endpoint.host)
+                self.tls = tls
+                fd = socket.fd
+                try register(interest: .readable)
+                phase = .handshaking
+                handshakeDeadline = Reactor.monotonicNanoseconds() &+ Reactor.nanoseconds(configuration.handshakeTimeout)
+                armHealthTimer()
+                stepHandshake()
+            } catch {
+                tearDown(.tls(error))
+            }
+        }
+        settle()
+    }
+
+    private func register(interest: ReactorInterest) throws(TLSError) {
+        do {
+            try reactor.register(fd, interest: interest, handler: ClientConnectionHandler(self))
+            isRegistered = true
+        } catch {
+            throw TLSError.handshakeFailed(peer: configuration.endpoint.host, detail: error.description)
+        }
+    }
+
+    func stepHandshake() {
+        guard phase == .handshaking, let tls else { return }
+        do {
+            switch try tls.handshake() {
+            case .complete: beginHTTP2()
+            case .wantRead: reactor.setInterest(.readable, for: fd)
+            case .wantWrite: reactor.setInterest(.writable, for: fd)
+            }
+        } catch {
+            tearDown(.tls(error))
+        }
+    }
+
+    private func beginHTTP2() {
+        let host = configuration.endpoint.host
+        let port = configuration.endpoint.port
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let authority = port == 443 ? bracketed : "\(bracketed):\(port)"
+        do {
+            h2 = try H2ClientSession(configuration: .init(
+                authority: authority, maxStreams: configuration.maxStreams,
+                singleStreamUntilAuthorized: configuration.singleStreamUntilAuthorized))
+        } catch {
+            return tearDown(.protocolError(error))
+        }
+        phase = .awaitingSettings
+        lastReceiveAt = Reactor.monotonicNanoseconds()
+        reactor.setInterest(.readable, for: fd)
+        writeOutput()
+        // The server's SETTINGS may already wait inside OpenSSL, where epoll cannot see them.
+        readAndReceive()
+    }
+
+    // MARK: Readiness
+
+    func onReadable() {
+        if phase == .handshaking {
+            stepHandshake()
+        } else {
+            readAndReceive()
+        }
+        settle()
+    }
+
+    func onWritable() {
+        if phase == .handshaking {
+            stepHandshake()
+        } else {
+            writeOutput()
+            // A TLS 1.3 key update can make a read wait for the socket to drain.
+            readAndReceive()
+        }
+        settle()
+    }
+
+    func onHangup() {
+        if phase == .handshaking {
+            stepHandshake()
+            if phase == .handshaking {
+                tearDown(.tls(.handshakeFailed(peer: configuration.endpoint.host,
+                                               detail: "the server closed the connection")))
+            }
+        } else {
+            // Take what the peer sent before it hung up; a read budget may leave some for a later call.
+            var rounds = 0
+            while isRegistered, phase != .closed, rounds < 64 {
+                readAndReceive()
+                rounds += 1
+            }
+            if phase != .closed { tearDown(.peerClosed(peer: peer)) }
+        }
+        settle()
+    }
+
+    func onReactorStop() {
+        abort()
+    }
+
+    /// Feeds what TLS has to the session; events wait for `settle`.
+    func readAndReceive() {
+        guard let tls, let h2, isRegistered else { return }
+        var received = false
+        do {
+            let status = try tls.readAvailable { bytes in
+                received = true
+                try h2.receive(bytes)
+            }
+            if received { lastReceiveAt = Reactor.monotonicNanoseconds() }
+            if status == .closed {
+                let clean = phase == .draining && h2.inFlightCount == 0
+                tearDown(clean ? nil : .peerClosed(peer: peer))
+            }
+        } catch let error as TLSError {
+            tearDown(.tls(error))
+        } catch let error as H2Error {
+            tearDown(.protocolError(error))
+        } catch {
+            tearDown(.peerClosed(peer: peer))
+        }
+    }
+
+    /// Moves the session's output into TLS and sends it, keeping writable interest on exactly
+    /// while output waits for the socket.
+    func writeOutput() {
+        guard let tls, let h2, isRegistered else { return }
+        do {
+            while true {
+                let appended = try tls.appendOutput { (buffer: inout [UInt8]) throws(H2Error) -> Int in
+                    try h2.drainOutput(into: &buffer, limit: ClientConnection.outputLimit)
+                }
+                let sentAll = try flushTLS(tls)
+                guard sentAll, appended > 0, h2.wantsWrite else { break }
+            }
+        } catch let error as TLSError {
+            return tearDown(.tls(error))
+        } catch let error as H2Error {
+            return tearDown(.protocolError(error))
+        } catch {
+            return tearDown(.peerClosed(peer: peer))
+        }
+        reactor.setInterest(tls.wantsWritable ? [.readable, .writable] : .readable, for: fd)
+    }
+
+    private func flushTLS(_ tls: TLSSession) throws(TLSError) -> Bool {
+        try tls.flush()
+    }
+
+    /// Bytes of session output pending in TLS at most; nghttp2 keeps the rest until the socket drains.
+    static let outputLimit = 1 << 20
+
+    // MARK: Settling
+
+    /// Delivers events, offers free slots, writes, and closes when done; the only caller of the
+    /// delegate. Runs to a fixed point; nested calls (from delegate callbacks) return at once.
+    func settle() {
+        guard !isSettling else { return }
+        isSettling = true
+        defer { isSettling = false }
+        while true {
+            if phase == .awaitingSettings, let h2, h2.hasReceivedSettings {
+                phase = h2.receivedGoaway == nil ? .ready : .draining
+                readyAt = Reactor.monotonicNanoseconds()
+                armHealthTimer()
+                if phase == .ready { delegate?.connectionDidBecomeReady(self) }
+                continue
+            }
+            if let h2, h2.hasEvents {
+                h2.drainEvents { handle($0) }
+                continue
+            }
+            if phase == .closed {
+                notifyClosed()
+                return
+            }
+            if slotsMayHaveOpened {
+                slotsMayHaveOpened = false
+                if freeStreamSlots > 0 { delegate?.connectionHasFreeSlots(self) }
+                continue
+            }
+            writeOutput()
+            if let h2, h2.hasEvents || phase == .closed { continue }
+            if let h2, h2.isFinished, phase != .idle {
+                let clean = h2.inFlightCount == 0 && (closeRequested || h2.receivedGoaway != nil)
+                tearDown(clean ? nil : .protocolError(ClientConnection.sessionEndedByProtocolError))
+                continue
+            }
+            return
+        }
+    }
+
+    private func handle(_ event: H2ClientEvent) {
+        switch event {
+        case let .response(response):
+            slotsMayHaveOpened = true
+            delegate?.connection(self, didReceive: response)
+        case let .notProcessed(tag, cause):
+            slotsMayHaveOpened = true
+            delegate?.connection(self, didNotProcess: tag, cause: cause)
+        case let .lost(tag, cause):
+            slotsMayHaveOpened = true
+            delegate?.connection(self, lost: tag, cause: cause)
+        case let .goaway(goaway):
+            if phase == .ready || phase == .awaitingSettings { phase = .draining }
+            delegate?.connection(self, didReceiveGoaway: goaway)
+        case .pingAcknowledged:
+            pingSentAt = nil
+        case .maxConcurrentStreamsChanged:
+            slotsMayHaveOpened = true
+        }
+    }
+
+    /// nghttp2 ended the session itself (it sent GOAWAY over a peer's protocol violation).
+    static let sessionEndedByProtocolError = H2Error.nghttp2(
+        code: NGHTTP2_ERR_PROTO.rawValue,
+        message: "the server's frames broke the protocol and the session was ended with GOAWAY")
+
+    /// Runs `settle` on the next reactor turn (once, however often asked).
+    func scheduleTurn() {
+        guard !turnScheduled else { return }
+        turnScheduled = true
+        reactor.schedule(after: .zero) { [self] in
+            turnScheduled = false
+            settle()
+        }
+    }
+
+    // MARK: Ending
+
+    /// Closes the socket and hands every in-flight request back as session events, which `settle`
+    /// delivers before `didCloseWith`. Idempotent.
+    func tearDown(_ error: ClientConnectionError?) {
+        guard phase != .closed else { return }
+        phase = .closed
+        closeError = error
+        cancelHealthTimer()
+        if isRegistered {
+            reactor.deregister(fd)
+            isRegistered = false
+        }
+        if let tls {
+            tls.close()
+        } else {
+            socket?.close()
+        }
+        h2?.terminate()
+    }
+
+    private func notifyClosed() {
+        guard !closeNotified else { return }
+        closeNotified = true
+        let delegate = self.delegate
+        self.delegate = nil
+        tls = nil
+        socket = nil
+        delegate?.connection(self, didCloseWith: closeError)
+    }
+}
+
+/// The reactor's handle on a connection. A separate object so the readiness callbacks stay out
+/// of `ClientConnection`'s public API; it keeps the connection alive while registered.
+final class ClientConnectionHandler: ReactorHandler {
+    let connection: ClientConnection
+
+    init(_ connection: ClientConnection) { self.connection = connection }
+
+    func onReadable() { connection.onReadable() }
+    func onWritable() { connection.onWritable() }
+    func onHangup() { connection.onHangup() }
+    func onReactorStop() { connection.onReactorStop() }
+}
