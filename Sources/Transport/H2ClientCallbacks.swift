@@ -1,0 +1,189 @@
+import CNGHTTP2
+
+/// nghttp2's callbacks for `H2ClientSession`: C functions without captures that find their session
+/// through `user_data` (unretained: the session owns the nghttp2 session, so it outlives every call).
+enum H2ClientCallbacks {
+    static func makeSession(owner: H2ClientSession) throws(H2Error) -> OpaquePointer {
+        var callbacks: OpaquePointer? = nil
+        try H2Wire.check(nghttp2_session_callbacks_new(&callbacks))
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecv)
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSend)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSend)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+
+        var option: OpaquePointer? = nil
+        try H2Wire.check(nghttp2_option_new(&option))
+        defer { nghttp2_option_del(option) }
+        // Without this nghttp2 assumes 100 concurrent streams until the server's SETTINGS arrive.
+        nghttp2_option_set_peer_max_concurrent_streams(option, 1)
+
+        var session: OpaquePointer? = nil
+        let userData = Unmanaged.passUnretained(owner).toOpaque()
+        try H2Wire.check(nghttp2_session_client_new2(&session, callbacks, userData, option))
+        guard let session else { throw H2Error(nghttp2Code: Int(NGHTTP2_ERR_NOMEM.rawValue)) }
+        return session
+    }
+
+    @inline(__always)
+    static func owner(_ userData: UnsafeMutableRawPointer?) -> H2ClientSession {
+        Unmanaged<H2ClientSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+        guard let frame, let name, let value, frame.pointee.hd.type == H2Wire.frameHeaders else { return 0 }
+        owner(userData).header(streamID: frame.pointee.hd.stream_id, name: name, nameLength: nameLength,
+                               value: value, valueLength: valueLength)
+        return 0
+    }
+
+    static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+        guard let data else { return 0 }
+        owner(userData).dataChunk(streamID: streamID, data: data, length: length)
+        return 0
+    }
+
+    static let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        owner(userData).frameReceived(frame)
+        return 0
+    }
+
+    static let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData in
+        guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
+              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+        owner(userData).requestHeadersSent(streamID: frame.pointee.hd.stream_id)
+        return 0
+    }
+
+    static let onFrameNotSend: nghttp2_on_frame_not_send_callback = { _, frame, _, userData in
+        guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
+              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+        owner(userData).requestNotSent(streamID: frame.pointee.hd.stream_id)
+        return 0
+    }
+
+    static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+        owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+        return 0
+    }
+
+    /// Copies the next part of a request body into nghttp2's frame buffer.
+    static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
+        guard let buffer, let flags,
+              let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr) else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        return owner(userData).readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+    }
+}
+
+// The session's side of the callbacks.
+extension H2ClientSession {
+    func streamIndex(_ streamID: Int32) -> Int? {
+        guard let session,
+              let index = H2StreamTable<Stream>.index(from: nghttp2_session_get_stream_user_data(session, streamID)),
+              streams[index]?.streamID == streamID else { return nil }
+        return index
+    }
+
+    func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,
+                value: UnsafePointer<UInt8>, valueLength: Int) {
+        guard let index = streamIndex(streamID) else { return }
+        if H2Wire.equals(name, nameLength, ":status") {
+            streams[index]?.status = H2Wire.status(value, valueLength)
+        } else if H2Wire.equals(name, nameLength, "apns-id") {
+            streams[index]?.apnsID = H2Wire.string(value, valueLength)
+        }
+    }
+
+    func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
+        guard let index = streamIndex(streamID) else { return }
+        let room = configuration.maxResponseBodyBytes - (streams[index]?.responseBody.count ?? 0)
+        guard room > 0 else { return }
+        streams[index]?.responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
+    }
+
+    func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
+        let header = frame.pointee.hd
+        switch header.type {
+        case H2Wire.frameHeaders, H2Wire.frameData:
+            if header.flags & H2Wire.flagEndStream != 0 { responseComplete(streamID: header.stream_id) }
+        case H2Wire.frameSettings:
+            guard header.flags & H2Wire.flagAck == 0 else { return }
+            let current = serverMaxConcurrentStreams
+            if current != lastKnownMaxConcurrentStreams {
+                lastKnownMaxConcurrentStreams = current
+                events.append(.maxConcurrentStreamsChanged(current))
+            }
+        case H2Wire.frameGoaway:
+            let goaway = frame.pointee.goaway
+            let goawayEvent = H2GoAway(errorCode: goaway.error_code, lastStreamID: goaway.last_stream_id,
+                                       debugData: H2Wire.string(goaway.opaque_data, goaway.opaque_data_len))
+            receivedGoaway = goawayEvent
+            events.append(.goaway(goawayEvent))
+        case H2Wire.framePing:
+            if header.flags & H2Wire.flagAck != 0, isPingOutstanding {
+                isPingOutstanding = false
+                events.append(.pingAcknowledged)
+            }
+        default:
+            break
+        }
+    }
+
+    private func responseComplete(streamID: Int32) {
+        guard let index = streamIndex(streamID), let stream = streams[index], !stream.answered else { return }
+        streams[index]?.answered = true
+        if stream.status != 403 { isAuthorized = true }
+        events.append(.response(H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID,
+                                           status: stream.status, apnsID: stream.apnsID,
+                                           body: stream.responseBody)))
+    }
+
+    func requestHeadersSent(streamID: Int32) {
+        guard let index = streamIndex(streamID) else { return }
+        streams[index]?.headersSent = true
+    }
+
+    func requestNotSent(streamID: Int32) {
+        guard let index = streamIndex(streamID), let stream = streams.remove(at: index) else { return }
+        let cause: H2NotProcessedCause = if let goaway = receivedGoaway, streamID > goaway.lastStreamID {
+            .aboveGoawayLastStream
+        } else {
+            .neverSent
+        }
+        events.append(.notProcessed(tag: stream.tag, cause: cause))
+    }
+
+    func streamClosed(streamID: Int32, errorCode: UInt32) {
+        guard let index = streamIndex(streamID), let stream = streams.remove(at: index), !stream.answered else {
+            return
+        }
+        if errorCode == H2Wire.refusedStream {
+            let aboveGoaway = receivedGoaway.map { streamID > $0.lastStreamID } ?? false
+            events.append(.notProcessed(tag: stream.tag, cause: aboveGoaway ? .aboveGoawayLastStream : .refusedStream))
+        } else if !stream.headersSent {
+            events.append(.notProcessed(tag: stream.tag, cause: .neverSent))
+        } else {
+            events.append(.lost(tag: stream.tag, cause: .streamReset(errorCode: errorCode)))
+        }
+    }
+
+    func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                  flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let stream = streams[index], stream.streamID == streamID else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let count = min(length, stream.body.count - stream.bodyOffset)
+        stream.body.withUnsafeBufferPointer { body in
+            if let base = body.baseAddress, count > 0 { buffer.update(from: base + stream.bodyOffset, count: count) }
+        }
+        let offset = stream.bodyOffset + count
+        streams[index]?.bodyOffset = offset
+        if offset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
+    }
+}

@@ -1,0 +1,276 @@
+import CNGHTTP2
+
+/// The client side of one HTTP/2 connection to APNs, on nghttp2: bytes in, bytes out, events.
+///
+/// It knows nothing of sockets, threads or clocks (h2load's `Session`): the owning connection feeds
+/// it what the socket read (`receive`), writes what it produces (`drainOutput`, one TLS write per
+/// batch), submits requests while `freeStreamSlots > 0`, and handles events after each call
+/// (`drainEvents`). Single-threaded: one reactor thread owns it and makes every call.
+///
+/// Every submitted request ends in exactly one event: `.response`, `.notProcessed` or `.lost`, also
+/// when the connection dies (`terminate()` hands back everything still in flight).
+public final class H2ClientSession {
+    public struct Configuration: Sendable {
+        /// `:authority` of every request (the endpoint's host, with `:port` when not 443).
+        public var authority: String
+        /// Local cap on concurrent streams (`--max-streams`); the server's setting may lower it.
+        public var maxStreams: Int
+        /// Token auth: one stream slot until the first response whose status is not 403 (APNs lets a
+        /// new token-auth connection run one stream until a request with a valid token succeeded;
+        /// a 403, credentials refused or token expired, proves nothing, any other status does).
+        public var singleStreamUntilAuthorized: Bool
+        /// Response bodies are cut to this many bytes (APNs' are small JSON objects).
+        public var maxResponseBodyBytes: Int
+
+        public init(authority: String, maxStreams: Int = 1000, singleStreamUntilAuthorized: Bool = false,
+                    maxResponseBodyBytes: Int = 16 * 1024) {
+            self.authority = authority
+            self.maxStreams = maxStreams
+            self.singleStreamUntilAuthorized = singleStreamUntilAuthorized
+            self.maxResponseBodyBytes = maxResponseBodyBytes
+        }
+    }
+
+    struct Stream {
+        var streamID: Int32 = 0
+        var tag: UInt64
+        var submittedAt: UInt64
+        var body: [UInt8]
+        var bodyOffset = 0
+        var headersSent = false
+        var answered = false
+        var status = 0
+        var apnsID: String? = nil
+        var responseBody: [UInt8] = []
+    }
+
+    public let configuration: Configuration
+    var session: OpaquePointer?
+    var streams = H2StreamTable<Stream>()
+    var events: [H2ClientEvent] = []
+    private let headerBlock = H2HeaderBlock()
+    private var submitOrder: [(index: Int, streamID: Int32)] = []
+    private var submitOrderHead = 0
+    private var hasSubmitted = false
+    private var shutdownRequested = false
+    var lastKnownMaxConcurrentStreams: Int
+
+    /// The server's GOAWAY, once received.
+    public internal(set) var receivedGoaway: H2GoAway?
+    /// False until a response other than 403 arrived, when `singleStreamUntilAuthorized` is set.
+    public internal(set) var isAuthorized: Bool
+    /// A PING from `submitPing()` awaits its acknowledgement (the connection times it).
+    public internal(set) var isPingOutstanding = false
+
+    /// Creates the session and queues the connection preface and SETTINGS (push disabled, large
+    /// receive windows so responses never wait for WINDOW_UPDATE); `drainOutput` produces them.
+    public init(configuration: Configuration) throws(H2Error) {
+        precondition(configuration.maxStreams > 0, "H2ClientSession: maxStreams must be positive")
+        self.configuration = configuration
+        isAuthorized = !configuration.singleStreamUntilAuthorized
+        lastKnownMaxConcurrentStreams = 1
+        session = try H2ClientCallbacks.makeSession(owner: self)
+        guard let session else { throw .terminated }
+        try H2Wire.submitSettings(session, [
+            H2Setting(id: NGHTTP2_SETTINGS_ENABLE_PUSH, value: 0),
+            H2Setting(id: NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, value: H2ClientSession.windowSize),
+        ])
+        try H2Wire.check(nghttp2_session_set_local_window_size(
+            session, H2Wire.flagNone, 0, Int32(H2ClientSession.windowSize)))
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    static let windowSize: UInt32 = 1 << 30
+
+    // MARK: State the connection reads
+
+    /// How many more requests may be submitted now: min(server's MAX_CONCURRENT_STREAMS, `maxStreams`,
+    /// 1 while not authorized) minus in-flight; 0 once GOAWAY was received, `shutdown()` was called,
+    /// or the session was terminated. Check it after every `receive` and `drainEvents`.
+    public var freeStreamSlots: Int {
+        guard acceptsRequests, let session else { return 0 }
+        var limit = min(Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)),
+                        configuration.maxStreams)
+        if !isAuthorized { limit = min(limit, 1) }
+        return max(0, limit - streams.count)
+    }
+
+    /// The server's current SETTINGS_MAX_CONCURRENT_STREAMS (1 until its first SETTINGS arrives).
+    public var serverMaxConcurrentStreams: Int {
+        guard let session else { return 0 }
+        return Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+    }
+
+    /// Requests submitted and not yet ended by an event.
+    public var inFlightCount: Int { streams.count }
+
+    /// New requests may be submitted (slots permitting): false after GOAWAY either way (including the
+    /// one nghttp2 sends on a protocol error), `shutdown()` or `terminate()`.
+    public var acceptsRequests: Bool {
+        guard let session, receivedGoaway == nil, !shutdownRequested else { return false }
+        return nghttp2_session_check_request_allowed(session) != 0
+    }
+
+    /// nghttp2 wants more bytes from the peer; false once the session is done (after GOAWAY both ways
+    /// with nothing in flight, a protocol error, or `terminate()`).
+    public var wantsRead: Bool { session.map { nghttp2_session_want_read($0) != 0 } ?? false }
+
+    /// nghttp2 has bytes to send: call `drainOutput`.
+    public var wantsWrite: Bool { session.map { nghttp2_session_want_write($0) != 0 } ?? false }
+
+    /// Neither side has anything more to say: the connection may close (then call `terminate()`).
+    public var isFinished: Bool { !wantsRead && !wantsWrite }
+
+    /// The `submittedAt` of the oldest request still in flight (for a per-request response timeout).
+    public func oldestInFlightSubmittedAt() -> UInt64? {
+        while submitOrderHead < submitOrder.count {
+            let entry = submitOrder[submitOrderHead]
+            if let stream = streams[entry.index], stream.streamID == entry.streamID { return stream.submittedAt }
+            submitOrderHead += 1
+        }
+        submitOrder.removeAll(keepingCapacity: true)
+        submitOrderHead = 0
+        return nil
+    }
+
+    // MARK: Requests
+
+    /// Submits `method path` with `headers` and `body`, to be matched by `tag` in its ending event.
+    ///
+    /// `:scheme` is https and `:authority` the configured one; `:path` is sent never-indexed, each header
+    /// by its `indexing`. No PRIORITY information is ever sent. The session keeps `body` (a reference,
+    /// not a copy) until the stream's DATA is written. `submittedAt` is the caller's monotonic clock
+    /// reading (non-decreasing across submits), returned in the response and by
+    /// `oldestInFlightSubmittedAt()`. Returns the stream id.
+    @discardableResult
+    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
+                       submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
+        guard let session else { throw .terminated }
+        guard acceptsRequests else { throw .notAcceptingRequests }
+        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
+
+        fillHeaderBlock(method: method, path: path, headers: headers)
+        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: body))
+        let userData = H2StreamTable<Stream>.userData(for: index)
+        let streamID: Int32
+        if body.isEmpty {
+            streamID = nghttp2_submit_request(session, nil, headerBlock.nv, headerBlock.count, nil, userData)
+        } else {
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: userData),
+                                                 read_callback: H2ClientCallbacks.readBody)
+            streamID = nghttp2_submit_request(session, nil, headerBlock.nv, headerBlock.count, &provider, userData)
+        }
+        guard streamID > 0 else {
+            streams.remove(at: index)
+            throw H2Error(nghttp2Code: Int(streamID))
+        }
+        streams[index]?.streamID = streamID
+        hasSubmitted = true
+        recordSubmitOrder(index: index, streamID: streamID)
+        return streamID
+    }
+
+    private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {
+        let byteCount = 32 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
+            + H2HeaderBlock.byteCount(headers)
+        headerBlock.reset(fieldCount: 4 + headers.count, byteCount: byteCount)
+        headerBlock.append(":method", method, neverIndexed: false)
+        headerBlock.append(":scheme", "https", neverIndexed: false)
+        headerBlock.append(":authority", configuration.authority, neverIndexed: false)
+        headerBlock.append(":path", path, neverIndexed: true)
+        headerBlock.append(headers, notFirst: hasSubmitted)
+    }
+
+    private func recordSubmitOrder(index: Int, streamID: Int32) {
+        // Entries of ended streams are skipped lazily; prune so the list stays near the in-flight count.
+        if submitOrder.count - submitOrderHead > 2 * streams.count + 64 {
+            submitOrder = submitOrder[submitOrderHead...].filter { streams[$0.index]?.streamID == $0.streamID }
+            submitOrderHead = 0
+        }
+        submitOrder.append((index, streamID))
+    }
+
+    /// Sends a PING (the connection times its acknowledgement, `.pingAcknowledged`). Returns false,
+    /// sending nothing, while an earlier one is unacknowledged.
+    @discardableResult
+    public func submitPing() throws(H2Error) -> Bool {
+        guard let session else { throw .terminated }
+        if isPingOutstanding { return false }
+        try H2Wire.check(nghttp2_submit_ping(session, H2Wire.flagNone, nil))
+        isPingOutstanding = true
+        return true
+    }
+
+    // MARK: Bytes
+
+    /// Feeds bytes read from the connection. Events they cause wait in `drainEvents`. A thrown error
+    /// is fatal for the session: the connection closes and calls `terminate()`. A peer that breaks the
+    /// protocol more mildly gets a GOAWAY from nghttp2 (drain and write it) and `isFinished` turns true.
+    public func receive(_ bytes: [UInt8]) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    /// Appends everything queued for the peer to `buffer` (which the caller reuses and writes in one
+    /// go), stopping once it holds `limit` bytes; `wantsWrite` tells whether more is queued. Request
+    /// bodies are copied into the output here. Returns the number of bytes appended.
+    @discardableResult
+    public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
+        guard let session else { return 0 }
+        return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
+    }
+
+    /// Hands every queued event to `handle`, in order, then forgets them. `handle` may call back into
+    /// the session (submit, ping, shutdown, terminate); events that causes are delivered in this call.
+    public func drainEvents(_ handle: (H2ClientEvent) -> Void) {
+        var index = 0
+        while index < events.count {
+            let event = events[index]
+            index += 1
+            handle(event)
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    /// Events are waiting for `drainEvents`.
+    public var hasEvents: Bool { !events.isEmpty }
+
+    // MARK: Ending
+
+    /// Graceful close: sends GOAWAY(NO_ERROR), submits nothing more, lets in-flight requests finish.
+    /// `isFinished` turns true when the last one ended.
+    public func shutdown() throws(H2Error) {
+        guard let session, !shutdownRequested else { return }
+        shutdownRequested = true
+        try H2Wire.check(nghttp2_submit_goaway(session, H2Wire.flagNone,
+                                               nghttp2_session_get_last_proc_stream_id(session),
+                                               NGHTTP2_NO_ERROR.rawValue, nil, 0))
+    }
+
+    /// The connection is gone (reset, EOF, timeout, protocol error): every request in flight comes back,
+    /// `.lost(.connectionLost)` if its HEADERS had been produced by `drainOutput`, else
+    /// `.notProcessed(.neverSent)`; the nghttp2 session is freed. Safe to call more than once.
+    public func terminate() {
+        guard let session else { return }
+        for case let stream? in streams.records {
+            events.append(stream.headersSent
+                ? .lost(tag: stream.tag, cause: .connectionLost)
+                : .notProcessed(tag: stream.tag, cause: .neverSent))
+        }
+        streams.removeAll()
+        submitOrder.removeAll()
+        submitOrderHead = 0
+        nghttp2_session_del(session)
+        self.session = nil
+    }
+}

@@ -1,0 +1,106 @@
+/// What a client session reports; delivered by `H2ClientSession.drainEvents(_:)`.
+///
+/// Every submitted request ends in exactly one of `.response`, `.notProcessed` or `.lost`.
+public enum H2ClientEvent: Sendable {
+    /// The server answered the request submitted with this tag.
+    case response(H2Response)
+    /// The server certainly did not process the request: safe to send again, on another connection if
+    /// this one is closing.
+    case notProcessed(tag: UInt64, cause: H2NotProcessedCause)
+    /// The request's fate is unknown (its stream was reset, or the connection died after it was
+    /// sent): the server may or may not have processed it.
+    case lost(tag: UInt64, cause: H2LossCause)
+    /// The server sent GOAWAY: no new requests on this connection. Requests above `lastStreamID`
+    /// come back as `.notProcessed(.aboveGoawayLastStream)`; those at or below it may still be answered.
+    case goaway(H2GoAway)
+    /// The acknowledgement of the PING sent by `submitPing()` arrived.
+    case pingAcknowledged
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS changed (unlimited reads as `UInt32.max`).
+    case maxConcurrentStreamsChanged(Int)
+}
+
+/// A complete response to one request.
+public struct H2Response: Sendable, Equatable {
+    /// The tag given to `submit`.
+    public var tag: UInt64
+    /// The `submittedAt` given to `submit` (for latency).
+    public var submittedAt: UInt64
+    public var streamID: Int32
+    /// `:status`; 0 if the server sent none that parses.
+    public var status: Int
+    /// The `apns-id` response header, if present.
+    public var apnsID: String?
+    /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
+    public var body: [UInt8]
+
+    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?, body: [UInt8]) {
+        self.tag = tag
+        self.submittedAt = submittedAt
+        self.streamID = streamID
+        self.status = status
+        self.apnsID = apnsID
+        self.body = body
+    }
+}
+
+public enum H2NotProcessedCause: Sendable, Equatable {
+    /// RST_STREAM with REFUSED_STREAM from the server.
+    case refusedStream
+    /// The stream id is above the last-stream-id of the server's GOAWAY.
+    case aboveGoawayLastStream
+    /// Its HEADERS never left nghttp2 (the session closed or was terminated first).
+    case neverSent
+}
+
+public enum H2LossCause: Sendable, Equatable {
+    /// The server (or nghttp2, on a malformed response) reset the stream with this HTTP/2 error code.
+    case streamReset(errorCode: UInt32)
+    /// `terminate()`: the connection ended with the request in flight.
+    case connectionLost
+}
+
+/// A GOAWAY frame from the peer.
+public struct H2GoAway: Sendable, Equatable {
+    public var errorCode: UInt32
+    public var lastStreamID: Int32
+    /// The debug data as text (APNs sends JSON `{"reason":"..."}`); invalid UTF-8 is repaired.
+    public var debugData: String
+
+    public init(errorCode: UInt32, lastStreamID: Int32, debugData: String) {
+        self.errorCode = errorCode
+        self.lastStreamID = lastStreamID
+        self.debugData = debugData
+    }
+}
+
+/// What a server session reports; delivered by `H2ServerSession.drainEvents(_:)`.
+public enum H2ServerEvent: Sendable {
+    /// A complete request (END_STREAM received); answer with `respond(streamID:...)`.
+    case request(H2ServerRequest)
+    /// The client reset a stream before it was answered (or closed it); respond no more on it.
+    case streamClosed(streamID: Int32, errorCode: UInt32)
+    /// The client sent GOAWAY.
+    case goaway(H2GoAway)
+}
+
+/// One request as a server session received it.
+public struct H2ServerRequest: Sendable {
+    public var streamID: Int32
+    public var method: String
+    public var path: String
+    public var authority: String
+    /// Every header field in arrival order, pseudo-headers included, with its HPACK never-indexed flag;
+    /// repeated fields appear repeatedly.
+    public var fields: [H2Field]
+    /// The body, up to the session's `maxRequestBodyBytes`.
+    public var body: [UInt8]
+    /// The body was longer than `maxRequestBodyBytes` (it was read, and cut).
+    public var bodyExceededLimit: Bool
+    /// The body's full length as received.
+    public var bodyLength: Int
+
+    /// The values of every regular field named `name`, in order.
+    public func values(of name: String) -> [String] {
+        fields.lazy.filter { $0.name == name }.map(\.value)
+    }
+}

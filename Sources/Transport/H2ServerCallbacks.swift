@@ -1,0 +1,156 @@
+import CNGHTTP2
+
+/// nghttp2's callbacks for `H2ServerSession`, finding it through `user_data` (unretained).
+enum H2ServerCallbacks {
+    static func makeSession(owner: H2ServerSession) throws(H2Error) -> OpaquePointer {
+        var callbacks: OpaquePointer? = nil
+        try H2Wire.check(nghttp2_session_callbacks_new(&callbacks))
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecv)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+
+        var session: OpaquePointer? = nil
+        let userData = Unmanaged.passUnretained(owner).toOpaque()
+        try H2Wire.check(nghttp2_session_server_new(&session, callbacks, userData))
+        guard let session else { throw H2Error(nghttp2Code: Int(NGHTTP2_ERR_NOMEM.rawValue)) }
+        return session
+    }
+
+    @inline(__always)
+    static func owner(_ userData: UnsafeMutableRawPointer?) -> H2ServerSession {
+        Unmanaged<H2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+        guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
+              frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
+        owner(userData).streamBegins(frame.pointee.hd.stream_id)
+        return 0
+    }
+
+    static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, flags, userData in
+        guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders else { return 0 }
+        owner(userData).header(streamID: frame.pointee.hd.stream_id,
+                               name: H2Wire.string(name, nameLength), value: H2Wire.string(value, valueLength),
+                               neverIndexed: flags & H2Wire.nvNoIndex != 0)
+        return 0
+    }
+
+    static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+        guard let data else { return 0 }
+        owner(userData).dataChunk(streamID: streamID, data: data, length: length)
+        return 0
+    }
+
+    static let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        owner(userData).frameReceived(frame)
+        return 0
+    }
+
+    static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+        owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+        return 0
+    }
+
+    static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
+        guard let buffer, let flags,
+              let index = H2StreamTable<H2ServerSession.Stream>.index(from: source?.pointee.ptr) else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        return owner(userData).readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+    }
+}
+
+// The session's side of the callbacks.
+extension H2ServerSession {
+    func streamIndex(_ streamID: Int32) -> Int? {
+        guard let session,
+              let index = H2StreamTable<Stream>.index(from: nghttp2_session_get_stream_user_data(session, streamID)),
+              streams[index]?.streamID == streamID else { return nil }
+        return index
+    }
+
+    func streamBegins(_ streamID: Int32) {
+        guard let session else { return }
+        if let admitsStream, !admitsStream(streamID) {
+            // Not recorded: its headers and data are ignored, nghttp2 closes it once the RST is sent.
+            _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream)
+            return
+        }
+        let index = streams.insert(Stream(streamID: streamID))
+        _ = nghttp2_session_set_stream_user_data(session, streamID, H2StreamTable<Stream>.userData(for: index))
+        maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
+    }
+
+    func header(streamID: Int32, name: String, value: String, neverIndexed: Bool) {
+        guard let index = streamIndex(streamID) else { return }
+        switch name {
+        case ":method": streams[index]?.method = value
+        case ":path": streams[index]?.path = value
+        case ":authority": streams[index]?.authority = value
+        default: break
+        }
+        streams[index]?.fields.append(H2Field(name: name, value: value, neverIndexed: neverIndexed))
+    }
+
+    func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
+        guard let index = streamIndex(streamID), let kept = streams[index]?.body.count else { return }
+        streams[index]?.bodyLength += length
+        let room = configuration.maxRequestBodyBytes - kept
+        guard room > 0 else { return }
+        streams[index]?.body.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
+    }
+
+    func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
+        let header = frame.pointee.hd
+        switch header.type {
+        case H2Wire.frameHeaders, H2Wire.frameData:
+            if header.type == H2Wire.frameHeaders, header.flags & H2Wire.flagPriority != 0 { priorityFramesReceived += 1 }
+            if header.flags & H2Wire.flagEndStream != 0 { requestComplete(streamID: header.stream_id) }
+        case H2Wire.framePriority:
+            priorityFramesReceived += 1
+        case H2Wire.frameGoaway:
+            let goaway = frame.pointee.goaway
+            events.append(.goaway(H2GoAway(errorCode: goaway.error_code, lastStreamID: goaway.last_stream_id,
+                                           debugData: H2Wire.string(goaway.opaque_data, goaway.opaque_data_len))))
+        default:
+            break
+        }
+    }
+
+    private func requestComplete(streamID: Int32) {
+        guard let index = streamIndex(streamID), let stream = streams[index], !stream.requestComplete else { return }
+        streams[index]?.requestComplete = true
+        // The event takes the request's storage; the record keeps only what the response needs.
+        streams[index]?.fields = []
+        streams[index]?.body = []
+        events.append(.request(H2ServerRequest(
+            streamID: streamID, method: stream.method, path: stream.path, authority: stream.authority,
+            fields: stream.fields, body: stream.body,
+            bodyExceededLimit: stream.bodyLength > configuration.maxRequestBodyBytes, bodyLength: stream.bodyLength)))
+    }
+
+    func streamClosed(streamID: Int32, errorCode: UInt32) {
+        guard let index = streamIndex(streamID), let stream = streams.remove(at: index) else { return }
+        if !stream.responded { events.append(.streamClosed(streamID: streamID, errorCode: errorCode)) }
+    }
+
+    func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                  flags: UnsafeMutablePointer<UInt32>) -> Int {
+        guard let stream = streams[index], stream.streamID == streamID else {
+            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        }
+        let count = min(length, stream.responseBody.count - stream.responseOffset)
+        stream.responseBody.withUnsafeBufferPointer { body in
+            if let base = body.baseAddress, count > 0 { buffer.update(from: base + stream.responseOffset, count: count) }
+        }
+        let offset = stream.responseOffset + count
+        streams[index]?.responseOffset = offset
+        if offset == stream.responseBody.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return count
+    }
+}

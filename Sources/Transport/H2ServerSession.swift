@@ -1,0 +1,178 @@
+import CNGHTTP2
+
+/// The server side of one HTTP/2 connection (the mock APNs), on nghttp2: bytes in, bytes out, events.
+///
+/// The owning connection feeds it what the socket read (`receive`), writes what it produces
+/// (`drainOutput`), and answers each `.request` event with `respond` — at once or later (simulated
+/// latency), always from the thread that owns the session. Single-threaded, like `H2ClientSession`.
+public final class H2ServerSession {
+    public struct Configuration: Sendable {
+        /// SETTINGS_MAX_CONCURRENT_STREAMS announced at start (APNs: 1 for a new token-auth connection).
+        public var maxConcurrentStreams: Int
+        /// Request bodies are kept up to this size; a longer one is read, cut and flagged.
+        public var maxRequestBodyBytes: Int
+
+        public init(maxConcurrentStreams: Int = 1000, maxRequestBodyBytes: Int = 16 * 1024) {
+            self.maxConcurrentStreams = maxConcurrentStreams
+            self.maxRequestBodyBytes = maxRequestBodyBytes
+        }
+    }
+
+    struct Stream {
+        var streamID: Int32
+        var method = ""
+        var path = ""
+        var authority = ""
+        var fields: [H2Field] = []
+        var body: [UInt8] = []
+        var bodyLength = 0
+        var requestComplete = false
+        var responded = false
+        var responseBody: [UInt8] = []
+        var responseOffset = 0
+    }
+
+    public let configuration: Configuration
+    var session: OpaquePointer?
+    var streams = H2StreamTable<Stream>()
+    var events: [H2ServerEvent] = []
+    private let headerBlock = H2HeaderBlock()
+    private var hasResponded = false
+
+    /// Asked when a client opens a stream (before its headers are read): false refuses it at once with
+    /// RST_STREAM(REFUSED_STREAM). For fault injection; nil admits every stream. Capture the owner
+    /// weakly or unowned: the owner holds the session.
+    public var admitsStream: ((_ streamID: Int32) -> Bool)?
+
+    /// PRIORITY frames, and HEADERS carrying priority, received (APNs clients must send none).
+    public internal(set) var priorityFramesReceived = 0
+    /// The most streams that were open at once.
+    public internal(set) var maxConcurrentStreamsSeen = 0
+    /// The value most recently announced in SETTINGS_MAX_CONCURRENT_STREAMS.
+    public private(set) var announcedMaxConcurrentStreams: Int
+
+    /// Creates the session and queues SETTINGS (MAX_CONCURRENT_STREAMS, push disabled, large receive
+    /// windows); `drainOutput` produces them once the client's preface arrived or at once.
+    public init(configuration: Configuration) throws(H2Error) {
+        self.configuration = configuration
+        announcedMaxConcurrentStreams = configuration.maxConcurrentStreams
+        session = try H2ServerCallbacks.makeSession(owner: self)
+        guard let session else { throw .terminated }
+        try H2Wire.submitSettings(session, [
+            H2Setting(id: NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, value: UInt32(clamping: configuration.maxConcurrentStreams)),
+            H2Setting(id: NGHTTP2_SETTINGS_ENABLE_PUSH, value: 0),
+            H2Setting(id: NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, value: 1 << 20),
+        ])
+        try H2Wire.check(nghttp2_session_set_local_window_size(session, H2Wire.flagNone, 0, 1 << 30))
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    // MARK: State
+
+    public var wantsRead: Bool { session.map { nghttp2_session_want_read($0) != 0 } ?? false }
+    public var wantsWrite: Bool { session.map { nghttp2_session_want_write($0) != 0 } ?? false }
+    /// Nothing more to read or write: close the connection.
+    public var isFinished: Bool { !wantsRead && !wantsWrite }
+    /// Streams open now (requests being received or awaiting their response).
+    public var openStreamCount: Int { streams.count }
+    /// The highest client stream id nghttp2 handed to the application (GOAWAY's usual last-stream-id).
+    public var lastProcessedStreamID: Int32 {
+        session.map { nghttp2_session_get_last_proc_stream_id($0) } ?? 0
+    }
+
+    // MARK: Answers and control
+
+    /// Answers a complete request. Returns false, sending nothing, when the stream is gone (the client
+    /// reset it or the connection is closing) or was answered already. `body` is kept until sent.
+    @discardableResult
+    public func respond(streamID: Int32, status: Int, headers: [H2Header] = [], body: [UInt8] = []) throws(H2Error) -> Bool {
+        guard let session, let index = streamIndex(streamID), let stream = streams[index],
+              stream.requestComplete, !stream.responded else { return false }
+        let statusText = String(status)
+        headerBlock.reset(fieldCount: 1 + headers.count, byteCount: 16 + H2HeaderBlock.byteCount(headers))
+        headerBlock.append(":status", statusText, neverIndexed: false)
+        headerBlock.append(headers, notFirst: hasResponded)
+        let result: Int32
+        if body.isEmpty {
+            result = nghttp2_submit_response(session, streamID, headerBlock.nv, headerBlock.count, nil)
+        } else {
+            streams[index]?.responseBody = body
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: H2StreamTable<Stream>.userData(for: index)),
+                                                 read_callback: H2ServerCallbacks.readBody)
+            result = nghttp2_submit_response(session, streamID, headerBlock.nv, headerBlock.count, &provider)
+        }
+        try H2Wire.check(result)
+        streams[index]?.responded = true
+        hasResponded = true
+        return true
+    }
+
+    /// Resets a stream with REFUSED_STREAM: the client may send the request again.
+    public func refuse(streamID: Int32) throws(H2Error) {
+        guard let session else { return }
+        try H2Wire.check(nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream))
+    }
+
+    /// Announces a new SETTINGS_MAX_CONCURRENT_STREAMS; nghttp2 enforces it once the client ACKs.
+    public func updateMaxConcurrentStreams(_ value: Int) throws(H2Error) {
+        guard let session else { return }
+        try H2Wire.submitSettings(session, [
+            H2Setting(id: NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, value: UInt32(clamping: value)),
+        ])
+        announcedMaxConcurrentStreams = value
+    }
+
+    /// Sends GOAWAY. Streams above `lastStreamID` (default: `lastProcessedStreamID`) are dropped
+    /// unanswered, the client treats them as not processed; streams at or below it may still be
+    /// answered. `debugData` is APNs' JSON, e.g. `{"reason":"Shutdown"}`. `isFinished` turns true
+    /// once the remaining streams are done.
+    public func goaway(lastStreamID: Int32? = nil, errorCode: UInt32 = 0, debugData: String = "") throws(H2Error) {
+        guard let session else { return }
+        var data = Array(debugData.utf8)
+        let last = lastStreamID ?? nghttp2_session_get_last_proc_stream_id(session)
+        let result = data.withUnsafeMutableBufferPointer {
+            nghttp2_submit_goaway(session, H2Wire.flagNone, last, errorCode, $0.baseAddress, $0.count)
+        }
+        try H2Wire.check(result)
+    }
+
+    // MARK: Bytes
+
+    /// Feeds bytes read from the connection; a thrown error is fatal (close the connection). Events
+    /// wait in `drainEvents`.
+    public func receive(_ bytes: [UInt8]) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    /// Appends what is queued for the client to `buffer`, up to about `limit` bytes; returns the count.
+    @discardableResult
+    public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
+        guard let session else { return 0 }
+        return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
+    }
+
+    /// Hands every queued event to `handle`, in order (it may call `respond` and the rest), then
+    /// forgets them.
+    public func drainEvents(_ handle: (H2ServerEvent) -> Void) {
+        var index = 0
+        while index < events.count {
+            let event = events[index]
+            index += 1
+            handle(event)
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    public var hasEvents: Bool { !events.isEmpty }
+}
