@@ -82,4 +82,25 @@ static inline long apnsbulk_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER(void) { return S
 static inline long apnsbulk_SSL_MODE_ENABLE_PARTIAL_WRITE(void) { return SSL_MODE_ENABLE_PARTIAL_WRITE; }
 
 /* Add further wrappers below, one per macro, grouped by the module that needs them. */
+
+/* ---- transport TLS (Sources/Transport: Reactor, Socket, TLS) ----
+   Swift's Glibc module does not include <sys/epoll.h> or <sys/eventfd.h>, so the Reactor reaches
+   them through this header (Transport already depends on COpenSSL). They belong in a dedicated
+   system module if one is ever added. */
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+
+/* Names the calling thread (prctl is variadic; pthread_setname_np needs _GNU_SOURCE). */
+static inline int apnsbulk_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+static inline STACK_OF(X509) *apnsbulk_sk_X509_new_null(void) {
+    return sk_X509_new_null();
+}
+static inline int apnsbulk_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) {
+    return sk_X509_push(stack, cert);
+}
+
 #endif

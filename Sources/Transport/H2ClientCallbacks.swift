@@ -83,10 +83,8 @@ enum H2ClientCallbacks {
 // The session's side of the callbacks.
 extension H2ClientSession {
     func streamIndex(_ streamID: Int32) -> Int? {
-        guard let session,
-              let index = H2StreamTable<Stream>.index(from: nghttp2_session_get_stream_user_data(session, streamID)),
-              streams[index]?.streamID == streamID else { return nil }
-        return index
+        guard let session else { return nil }
+        return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
     }
 
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,

@@ -9,6 +9,15 @@ import CNGHTTP2
 ///
 /// Every submitted request ends in exactly one event: `.response`, `.notProcessed` or `.lost`, also
 /// when the connection dies (`terminate()` hands back everything still in flight).
+///
+/// The connection's loop, on its reactor thread:
+/// ```
+/// on readable:  n = read(socket, &readBuffer); session.receive(readBuffer[0..<n])   // throws → close
+/// then:         session.drainEvents { event in ... }        // responses, refusals, GOAWAY, ping acks
+///               while session.freeStreamSlots > 0, let next = queue.pop() { try session.submit(...) }
+///               session.drainOutput(into: &writeBuffer)     // one TLS write for the whole batch
+/// on close/EOF/timeout, or when session.isFinished:  session.terminate(); session.drainEvents { ... }
+/// ```
 public final class H2ClientSession {
     public struct Configuration: Sendable {
         /// `:authority` of every request (the endpoint's host, with `:port` when not 443).
@@ -168,13 +177,15 @@ public final class H2ClientSession {
             throw H2Error(nghttp2Code: Int(streamID))
         }
         streams[index]?.streamID = streamID
+        streams.setStreamID(streamID, at: index)
         hasSubmitted = true
         recordSubmitOrder(index: index, streamID: streamID)
         return streamID
     }
 
     private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {
-        let byteCount = 32 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
+        // 34 bytes of pseudo-header names and "https".
+        let byteCount = 34 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
             + H2HeaderBlock.byteCount(headers)
         headerBlock.reset(fieldCount: 4 + headers.count, byteCount: byteCount)
         headerBlock.append(":method", method, neverIndexed: false)
@@ -218,6 +229,14 @@ public final class H2ClientSession {
     public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    /// For the connection glue in this module, reading into memory it owns: `bytes` is only read
+    /// during the call.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = H2Wire.receive(session, bytes)
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 

@@ -68,10 +68,8 @@ enum H2ServerCallbacks {
 // The session's side of the callbacks.
 extension H2ServerSession {
     func streamIndex(_ streamID: Int32) -> Int? {
-        guard let session,
-              let index = H2StreamTable<Stream>.index(from: nghttp2_session_get_stream_user_data(session, streamID)),
-              streams[index]?.streamID == streamID else { return nil }
-        return index
+        guard let session else { return nil }
+        return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
     }
 
     func streamBegins(_ streamID: Int32) {
@@ -81,7 +79,7 @@ extension H2ServerSession {
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream)
             return
         }
-        let index = streams.insert(Stream(streamID: streamID))
+        let index = streams.insert(Stream(streamID: streamID), streamID: streamID)
         _ = nghttp2_session_set_stream_user_data(session, streamID, H2StreamTable<Stream>.userData(for: index))
         maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
     }

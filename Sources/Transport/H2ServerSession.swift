@@ -92,7 +92,8 @@ public final class H2ServerSession {
         guard let session, let index = streamIndex(streamID), let stream = streams[index],
               stream.requestComplete, !stream.responded else { return false }
         let statusText = String(status)
-        headerBlock.reset(fieldCount: 1 + headers.count, byteCount: 16 + H2HeaderBlock.byteCount(headers))
+        headerBlock.reset(fieldCount: 1 + headers.count,
+                          byteCount: 7 + statusText.utf8.count + H2HeaderBlock.byteCount(headers))
         headerBlock.append(":status", statusText, neverIndexed: false)
         headerBlock.append(headers, notFirst: hasResponded)
         let result: Int32
@@ -152,6 +153,14 @@ public final class H2ServerSession {
     public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        if result < 0 { throw H2Error(nghttp2Code: result) }
+    }
+
+    /// For the connection glue in this module, reading into memory it owns: `bytes` is only read
+    /// during the call.
+    func receive(_ bytes: UnsafeRawBufferPointer) throws(H2Error) {
+        guard let session else { throw .terminated }
+        let result = H2Wire.receive(session, bytes)
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 

@@ -89,6 +89,7 @@ import Transport
         let total: UInt64 = 10_000
         var next: UInt64 = 0
         try pair.pump()
+        pair.clientEvents.removeAll()
         let clock = ContinuousClock()
         let start = clock.now
         while pair.clientEvents.count < Int(total) {
@@ -102,10 +103,24 @@ import Transport
         print("H2: \(total) requests in \(elapsed)")
 
         let tags = pair.responses.map(\.tag)
+        #expect(pair.clientEvents.count == Int(total), "only responses, no other event")
         #expect(tags.count == Int(total))
         #expect(Set(tags).count == Int(total))
         #expect(pair.server.maxConcurrentStreamsSeen == 100)
         #expect(pair.server.priorityFramesReceived == 0)
         #expect(pair.client.inFlightCount == 0)
+    }
+
+    @Test func aServerThatDoesNotSpeakHTTP2EndsTheSession() throws {
+        let server = try H2ServerSession(configuration: .init())
+        var failed = false
+        do {
+            try server.receive(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        } catch {
+            failed = true
+        }
+        var output: [UInt8] = []
+        try server.drainOutput(into: &output)
+        #expect(failed || server.isFinished)
     }
 }

@@ -136,4 +136,17 @@ import Transport
         #expect(failed || !pair.client.wantsRead)
         #expect(pair.client.freeStreamSlots == 0 || failed)
     }
+
+    @Test func largeHeaderSetsGrowTheReusableHeaderStorage() throws {
+        let pair = try H2TestPair()
+        pair.answer = { _ in .init(status: 200, headers: [H2Header("x-big", String(repeating: "r", count: 3000))]) }
+        try pair.pump()
+        let bigValue = String(repeating: "v", count: 5000)
+        try pair.client.submit(path: "/3/device/" + String(repeating: "a", count: 2000),
+                               headers: [H2Header("authorization", bigValue), H2Header("apns-topic", "t")],
+                               body: [], tag: 1)
+        try pair.pump()
+        #expect(pair.requests.first?.values(of: "authorization") == [bigValue])
+        #expect(pair.responses.map(\.status) == [200])
+    }
 }

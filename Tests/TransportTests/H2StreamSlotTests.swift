@@ -96,4 +96,35 @@ import Transport
         #expect(pair.lost.map(\.tag) == [4])
         #expect(pair.responses.isEmpty)
     }
+
+    @Test func streamsOverALoweredLimitBeforeTheClientAcknowledgesAreRefused() throws {
+        let pair = try H2TestPair(client: .init(authority: "a", maxStreams: 100),
+                                  server: .init(maxConcurrentStreams: 1000))
+        pair.answer = { _ in .init(status: 200) }
+        try pair.pump()
+        try pair.server.updateMaxConcurrentStreams(1)
+        var settings: [UInt8] = []
+        try pair.server.drainOutput(into: &settings)
+        // The client submits five before it sees the new limit.
+        for tag: UInt64 in 1...5 { try pair.submit(tag: tag) }
+        var requests: [UInt8] = []
+        try pair.client.drainOutput(into: &requests)
+        try pair.server.receive(requests)
+        try pair.client.receive(settings)
+        try pair.pump()
+
+        #expect(pair.responses.count + pair.notProcessed.count == 5)
+        #expect(pair.responses.count >= 1)
+        #expect(pair.notProcessed.count >= 1)
+        #expect(pair.notProcessed.allSatisfy { $0.cause == .refusedStream })
+        #expect(pair.client.freeStreamSlots == 1)
+    }
+
+    @Test func aServerThatAnnouncesNoLimitLeavesTheLocalCap() throws {
+        let client = try H2ClientSession(configuration: .init(authority: "a", maxStreams: 300))
+        let emptySettingsFrame: [UInt8] = [0, 0, 0, 4, 0, 0, 0, 0, 0]
+        try client.receive(emptySettingsFrame)
+        #expect(client.serverMaxConcurrentStreams == Int(UInt32.max))
+        #expect(client.freeStreamSlots == 300)
+    }
 }

@@ -1,0 +1,49 @@
+import COpenSSL  // apnsbulk_set_thread_name
+import Glibc
+
+/// Threads for the transport: reactor loops and one-shot resolver threads. Plain pthreads, so a
+/// reactor can be joined and named like any other thread in `top -H` or a debugger.
+enum ReactorThread {
+    private final class Start: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts `body` on a new thread named `name` (truncated to the 15 bytes Linux keeps).
+    /// A detached thread cleans up after itself; otherwise the caller must `join` it.
+    static func spawn(name: String, detached: Bool,
+                      _ body: @escaping @Sendable () -> Void) throws(SocketError) -> pthread_t {
+        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            guard let argument else { return nil }
+            let start = Unmanaged<Start>.fromOpaque(argument).takeRetainedValue()
+            _ = apnsbulk_set_thread_name(String(start.name.utf8.prefix(15)) ?? "reactor")
+            start.body()
+            return nil
+        }, start)
+        guard status == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw SocketError.system(call: "pthread_create", errno: status)
+        }
+        if detached { pthread_detach(thread) }
+        return thread
+    }
+
+    static func join(_ thread: pthread_t) {
+        pthread_join(thread, nil)
+    }
+
+    static var currentID: UInt { UInt(pthread_self()) }
+}
+
+/// Carries a value that is not `Sendable` (a completion closure capturing reactor-owned objects)
+/// from a reactor thread through another thread and back. The other thread only moves it; the
+/// value is opened again on the reactor thread that created it.
+struct ReactorBound<Value>: @unchecked Sendable {
+    let value: Value
+}

@@ -1,0 +1,57 @@
+import COpenSSL
+import Glibc
+
+/// Turns OpenSSL's view of a failed handshake, read or write into the `TLSError` a user can act on.
+enum TLSFailure {
+    private static let versionReasons: Set<Int32> = [
+        SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE,
+        SSL_R_UNSUPPORTED_SSL_VERSION, SSL_R_VERSION_TOO_LOW,
+    ]
+
+    /// Alerts a server sends about the client's certificate.
+    private static let clientCertificateAlerts: Set<Int32> = [
+        SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED, SSL_R_SSLV3_ALERT_BAD_CERTIFICATE,
+        SSL_R_TLSV1_ALERT_UNKNOWN_CA, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN,
+        SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED, SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED,
+        SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE,
+    ]
+
+    static func classify(ssl: OpaquePointer, sslError: Int32, errno code: Int32, errors: OpenSSLErrors,
+                         peer: String, isServer: Bool, duringHandshake: Bool) -> TLSError {
+        if errors.library == ERR_LIB_SSL {
+            let reason = errors.reason
+            if reason == SSL_R_CERTIFICATE_VERIFY_FAILED {
+                let result = Int32(SSL_get_verify_result(ssl))
+                if !isServer, result == X509_V_ERR_HOSTNAME_MISMATCH || result == X509_V_ERR_IP_ADDRESS_MISMATCH {
+                    return .hostnameMismatch(peer: peer)
+                }
+                let text = X509_verify_cert_error_string(Int(result)).map { String(cString: $0) } ?? errors.reasonText
+                return .certificateVerificationFailed(peer: isServer ? "client \(peer)" : peer, reason: text)
+            }
+            if versionReasons.contains(reason) {
+                guard isServer else { return .protocolVersionRefused(peer: peer, detail: errors.reasonText) }
+                return .handshakeFailed(peer: peer, detail: "no TLS version both sides accept (\(errors.reasonText))")
+            }
+            if isServer, reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE {
+                return .clientCertificateMissing(peer: peer)
+            }
+            if !isServer, clientCertificateAlerts.contains(reason) {
+                return .clientCertificateRejected(peer: peer, detail: errors.reasonText)
+            }
+            if reason == SSL_R_UNEXPECTED_EOF_WHILE_READING {
+                return failed(peer, "the peer closed the connection", duringHandshake)
+            }
+        }
+        if sslError == SSL_ERROR_SYSCALL {
+            return failed(peer, code == 0 ? "the peer closed the connection" : SocketError.text(code), duringHandshake)
+        }
+        if sslError == SSL_ERROR_ZERO_RETURN {
+            return failed(peer, "the peer closed the connection", duringHandshake)
+        }
+        return failed(peer, errors.text, duringHandshake)
+    }
+
+    private static func failed(_ peer: String, _ detail: String, _ duringHandshake: Bool) -> TLSError {
+        duringHandshake ? .handshakeFailed(peer: peer, detail: detail) : .connectionFailed(peer: peer, detail: detail)
+    }
+}
