@@ -47,20 +47,31 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Appends every element, blocking while the queue is full. Returns false (and drops nothing
-    /// silently: the caller still owns what was not taken) if the queue was closed.
+    /// Appends the elements in order, blocking while the queue is full. Returns how many were
+    /// taken: all of them, unless the queue was closed first — the caller still owns the rest.
     @discardableResult
-    public func put<S: Sequence>(_ elements: S) -> Bool where S.Element == Element {
+    public func put<C: Collection>(_ elements: C) -> Int where C.Element == Element {
         var callbacks: [@Sendable () -> Void] = []
+        var taken = 0
         pthread_mutex_lock(mutex)
         for element in elements {
-            while count == capacity && !closed { pthread_cond_wait(notFull, mutex) }
-            if closed {
-                pthread_mutex_unlock(mutex)
-                return false
+            while count == capacity && !closed {
+                pthread_cond_broadcast(notEmpty)
+                if !availabilityCallbacks.isEmpty {
+                    // Consumers waiting for a wake-up must get it before we wait for them.
+                    swap(&callbacks, &availabilityCallbacks)
+                    pthread_mutex_unlock(mutex)
+                    for callback in callbacks { callback() }
+                    callbacks.removeAll()
+                    pthread_mutex_lock(mutex)
+                    continue
+                }
+                pthread_cond_wait(notFull, mutex)
             }
+            if closed { break }
             ring[(head + count) % capacity] = element
             count += 1
+            taken += 1
         }
         pthread_cond_broadcast(notEmpty)
         if !availabilityCallbacks.isEmpty {
@@ -68,10 +79,11 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         }
         pthread_mutex_unlock(mutex)
         for callback in callbacks { callback() }
-        return true
+        return taken
     }
 
-    public func put(_ element: Element) -> Bool { put(CollectionOfOne(element)) }
+    @discardableResult
+    public func put(_ element: Element) -> Bool { put(CollectionOfOne(element)) == 1 }
 
     /// Takes up to `max` elements without blocking; appends them to `batch`.
     public func takeBatch(max: Int, into batch: inout [Element]) {

@@ -21,6 +21,9 @@ struct APNsBulk: ParsableCommand {
             let arguments = try JobFile.expand(Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot(arguments)
             try command.run()
+        } catch let code as ExitCode {
+            // A finished run's own status (2 aborted, 3 some gave up); its report is already out.
+            Glibc.exit(code.rawValue)
         } catch let failure as RunFailure {
             writeStandardError("apns-bulk: \(failure.message)\n")
             Glibc.exit(failure.status)

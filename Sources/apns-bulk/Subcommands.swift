@@ -2,6 +2,7 @@ import ArgumentParser
 
 /// Every subcommand of `apns-bulk`, in the order `--help` lists them (DESIGN.md's order).
 let registeredSubcommands: [any ParsableCommand.Type] = [
+    SendCommand.self,
     MockServerCommand.self,
     ReportCommand.self,
     TokenCommand.self,

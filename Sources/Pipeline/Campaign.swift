@@ -1,0 +1,259 @@
+import Foundation
+import Synchronization
+import Transport
+
+/// One run of `apns-bulk send`: prescan, then a reader thread, R reactor threads (workers) and a
+/// writer thread joined by bounded queues, until every row of the input has exactly one recorded
+/// outcome. The calling thread watches the run (stop requests, unreachable endpoints).
+public final class Campaign: Sendable {
+    public let configuration: CampaignConfiguration
+    public let control: RunControl
+
+    public init(configuration: CampaignConfiguration) {
+        self.configuration = configuration
+        control = RunControl(abortAfter: configuration.abortAfter)
+    }
+
+    /// What the run amounted to.
+    public struct Result: Sendable {
+        public var summary: Summary
+        public var stopCause: StopCause?
+        public var exitStatus: Int32
+    }
+
+    /// Errors found before anything was sent (exit 1).
+    public enum SetupError: Error, CustomStringConvertible {
+        case input(InputFileError)
+        case noPayload(path: String)
+        case output(path: String, detail: String)
+
+        public var description: String {
+            switch self {
+            case .input(let error): error.description
+            case .noPayload(let path):
+                "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
+            case .output(let path, let detail):
+                "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
+            }
+        }
+    }
+
+    /// Asks the run to stop (e.g. on SIGINT/SIGTERM); safe from any thread.
+    public func interrupt(signal: Int32) {
+        control.stop(.interrupted(signal: signal))
+    }
+
+    /// Runs the campaign to the end. Throws only for problems found before anything is sent.
+    public func run() throws -> Result {
+        let configuration = self.configuration
+        let expectedRows: Int?
+        let source: CSVSource
+        do {
+            if configuration.prescan {
+                let prescan = try Prescan.run(path: configuration.inputPath)
+                expectedRows = prescan.rows
+            } else {
+                expectedRows = nil
+            }
+            source = try CSVSource(path: configuration.inputPath)
+        } catch {
+            throw SetupError.input(error)
+        }
+        if !source.header.has(.payload) && configuration.defaultPayload == nil {
+            throw SetupError.noPayload(path: configuration.inputPath)
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.outputDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw SetupError.output(path: configuration.outputDirectory, detail: error.localizedDescription)
+        }
+
+        let shared = CampaignShared(configuration: configuration, control: control)
+        let startedAt = ContinuousClock.now
+        let writer: ResultWriter
+        do {
+            writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
+                                      expectedRows: expectedRows, control: control,
+                                      showProgress: configuration.showProgress, startedAt: startedAt)
+        } catch {
+            throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
+        }
+        let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
+        let workers = try startWorkers(shared: shared)
+        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer)
+        let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
+
+        watch(shared: shared, workers: workers, writerDone: writerDone)
+
+        for handle in workers {
+            handle.reactor.execute { handle.worker.value.shutdown() }
+        }
+        // Let the connections send their GOAWAY/close, then end the threads.
+        Thread.sleep(forTimeInterval: 0.05)
+        for handle in workers {
+            handle.reactor.stop()
+            handle.reactor.join()
+        }
+        readerDone.wait()
+        writerDone.wait()
+
+        var summary = writer.summary
+        summary.rows = max(summary.rows, writer.rowsRead.load(ordering: .acquiring))
+        summary.elapsedSeconds = ProgressLine.seconds(ContinuousClock.now - startedAt)
+        summary.connections = configuration.connections
+        summary.endpoints = configuration.endpoints.map(\.description)
+        let cause = control.stopCause
+        summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
+        let summaryPath = configuration.outputDirectory + "/summary.json"
+        if !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
+            control.stop(.fatal(detail: "cannot write \(summaryPath)"))
+        }
+        return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+
+    /// DESIGN.md: 2 aborted (credentials, misconfiguration, signal, fatal); 3 some rows gave up;
+    /// 0 otherwise.
+    static func exitStatus(cause: StopCause?, summary: Summary) -> Int32 {
+        if let cause, cause.outcomeForUnfinishedRows == .aborted { return 2 }
+        if summary.counts[.aborted] > 0 { return 2 }
+        if summary.counts[.gaveUp] > 0 { return 3 }
+        return 0
+    }
+
+    private func startWorkers(shared: CampaignShared) throws -> [WorkerHandle] {
+        let configuration = shared.configuration
+        let threads = max(1, min(configuration.reactorThreads, configuration.connections))
+        var handles: [WorkerHandle] = []
+        for index in 0..<threads {
+            let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
+            handles.append(WorkerHandle(reactor: reactor, worker: SendableBox(Worker(reactor: reactor, shared: shared, index: index))))
+        }
+        // Connection i goes to endpoint i mod E and, within it, to its (i div E)-th address, so the
+        // pool spreads across every endpoint and every address each name resolves to.
+        var assignments = Array(repeating: [ConnectionSlot](), count: threads)
+        let endpointCount = configuration.endpoints.count
+        for index in 0..<configuration.connections {
+            let slot = ConnectionSlot(id: index, endpointIndex: index % endpointCount, addressIndex: index / endpointCount)
+            assignments[index % threads].append(slot)
+        }
+        for (handle, slots) in zip(handles, assignments) {
+            let box = SendableBox(slots)
+            handle.reactor.execute { handle.worker.value.start(slots: box.value) }
+        }
+        return handles
+    }
+
+    /// The calling thread's watch: turns a stop request into a stop on every thread, and gives up
+    /// on endpoints unreachable for `--unreachable-timeout`. Returns when every row is recorded.
+    private func watch(shared: CampaignShared, workers: [WorkerHandle], writerDone: ThreadCompletion) {
+        var stopHandled = false
+        var downSince: ContinuousClock.Instant?
+        while !writerDone.isFinished {
+            if control.isStopping && !stopHandled {
+                stopHandled = true
+                shared.work.close()
+                for handle in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
+            }
+            if !control.isStopping {
+                if shared.readyConnectionCount > 0 {
+                    downSince = nil
+                } else if let since = downSince {
+                    let seconds = ProgressLine.seconds(ContinuousClock.now - since)
+                    if seconds >= configuration.unreachableTimeoutSeconds {
+                        control.stop(.unreachable(seconds: Int(configuration.unreachableTimeoutSeconds)))
+                    }
+                } else {
+                    downSince = .now
+                }
+            }
+            writerDone.wait(timeoutSeconds: 0.02)
+        }
+    }
+}
+
+/// The reader thread: CSV rows → jobs for the workers, rejected rows straight to the writer.
+/// After a stop, it keeps reading so that every remaining row is still recorded (as the stop cause
+/// says), because every row must appear in the result log exactly once.
+final class Reader: Sendable {
+    private let source: SendableBox<CSVSource>
+    private let shared: CampaignShared
+    private let writer: ResultWriter
+
+    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
+        self.source = source
+        self.shared = shared
+        self.writer = writer
+    }
+
+    func run() {
+        let configuration = shared.configuration
+        let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
+                                 auth: configuration.authentication.kind)
+        var rows = 0
+        var jobs: [Job] = []
+        var records: [ResultRecord] = []
+        do {
+            while let batch = try source.value.nextBatch() {
+                for row in batch {
+                    rows += 1
+                    switch decoder.decode(row) {
+                    case .rejected(let record): records.append(record)
+                    case .send(let job):
+                        if let cause = shared.control.stopCause {
+                            records.append(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))
+                        } else {
+                            jobs.append(job)
+                        }
+                    }
+                }
+                hand(&jobs, &records)
+            }
+        } catch {
+            // Only without the prescan can the input fail mid-run: the rest of the file is lost to
+            // us, so the run ends with what was read.
+            shared.control.stop(.fatal(detail: error.description))
+        }
+        hand(&jobs, &records)
+        shared.work.close()
+        drainStopped()
+        writer.rowsRead.store(rows, ordering: .releasing)
+    }
+
+    private func hand(_ jobs: inout [Job], _ records: inout [ResultRecord]) {
+        if !records.isEmpty { shared.outcomes.put(records) }
+        records.removeAll(keepingCapacity: true)
+        if !jobs.isEmpty {
+            let taken = shared.work.put(jobs)
+            if taken < jobs.count {
+                let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
+                shared.outcomes.put(jobs[taken...].map {
+                    $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
+                })
+            }
+        }
+        jobs.removeAll(keepingCapacity: true)
+        if shared.control.isStopping { drainStopped() }
+    }
+
+    /// After a stop, jobs still in the work queue will never be sent: record them.
+    private func drainStopped() {
+        guard let cause = shared.control.stopCause else { return }
+        var left: [Job] = []
+        shared.work.takeBatch(max: Int.max, into: &left)
+        if !left.isEmpty {
+            shared.outcomes.put(left.map { $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows) })
+        }
+    }
+}
+
+/// A worker and its reactor; the worker is touched only on that reactor's thread (via execute).
+struct WorkerHandle: Sendable {
+    let reactor: Reactor
+    let worker: SendableBox<Worker>
+}
+
+/// Carries a value to the one thread that will own it from then on.
+final class SendableBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,51 @@
+import Synchronization
+import Transport
+
+/// What the campaign's threads share: the configuration, the run control, the two hand-off
+/// queues, and the health of the endpoints. Everything mutable is an atomic or behind a Mutex.
+final class CampaignShared: Sendable {
+    let configuration: CampaignConfiguration
+    let control: RunControl
+    /// Reader → workers: notifications to send.
+    let work: HandOffQueue<Job>
+    /// Workers and reader → writer: final records.
+    let outcomes: HandOffQueue<ResultRecord>
+
+    private let readyConnections = Atomic<Int>(0)
+    private let endpoints: Mutex<[EndpointHealth]>
+
+    struct EndpointHealth {
+        var everReady = false
+        var configurationFailure: String?
+    }
+
+    init(configuration: CampaignConfiguration, control: RunControl) {
+        self.configuration = configuration
+        self.control = control
+        work = HandOffQueue(capacity: 8192)
+        outcomes = HandOffQueue(capacity: 16384)
+        endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
+    }
+
+    var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }
+
+    func noteConnectionReady(endpointIndex: Int) {
+        readyConnections.add(1, ordering: .relaxed)
+        endpoints.withLock { $0[endpointIndex].everReady = true }
+    }
+
+    func noteConnectionDown() {
+        readyConnections.subtract(1, ordering: .relaxed)
+    }
+
+    /// A failed connect. TLS verification or ALPN failing on every endpoint, none of which ever
+    /// worked, is a configuration error: the run stops at once (retrying cannot fix a CA file).
+    func noteConnectionFailure(endpointIndex: Int, detail: String, configurationError: Bool) {
+        guard configurationError else { return }
+        let everywhere = endpoints.withLock { health -> Bool in
+            if !health[endpointIndex].everReady { health[endpointIndex].configurationFailure = detail }
+            return health.allSatisfy { !$0.everReady && $0.configurationFailure != nil }
+        }
+        if everywhere { control.stop(.tlsFailedEverywhere(detail: detail)) }
+    }
+}

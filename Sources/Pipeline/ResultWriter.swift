@@ -1,0 +1,136 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The writer thread's work: takes every final record from the outcome queue and writes the
+/// result log and dead-token report, counts the summary, and draws the progress line. It ends when
+/// it has recorded as many rows as the reader read (known once the reader is done).
+final class ResultWriter: @unchecked Sendable {
+    // Set up before the thread starts and read only by it afterwards, except the atomics.
+    private let queue: HandOffQueue<ResultRecord>
+    private let log: ResultLog
+    private let deadTokens: DeadTokenReport
+    private let control: RunControl
+    private let progress: ProgressLine?
+    private let startedAt: ContinuousClock.Instant
+    private(set) var summary: Summary
+    private(set) var writeError: String?
+
+    /// Rows the reader produced; -1 until the reader is done.
+    let rowsRead = Atomic<Int>(-1)
+    let recorded = Atomic<Int>(0)
+
+    init(queue: HandOffQueue<ResultRecord>, outputDirectory: String, expectedRows: Int?, control: RunControl,
+         showProgress: Bool, startedAt: ContinuousClock.Instant) throws {
+        self.queue = queue
+        self.control = control
+        self.startedAt = startedAt
+        log = try ResultLog(path: outputDirectory + "/results.jsonl.zst")
+        deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
+        summary = Summary(rows: expectedRows ?? 0)
+        progress = showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
+    }
+
+    /// Runs on the writer thread until every row is recorded.
+    func run() {
+        var batch: [ResultRecord] = []
+        batch.reserveCapacity(4096)
+        var count = 0
+        while true {
+            batch.removeAll(keepingCapacity: true)
+            let open = queue.waitForBatch(max: 4096, timeoutSeconds: 0.2, into: &batch)
+            for record in batch { write(record) }
+            count += batch.count
+            recorded.store(count, ordering: .releasing)
+            let now = ContinuousClock.now
+            flushIfDue(now)
+            progress?.update(done: count, counts: summary.counts, now: now)
+            let expected = rowsRead.load(ordering: .acquiring)
+            if (expected >= 0 && count >= expected) || !open { break }
+        }
+        progress?.finish(done: count, counts: summary.counts)
+        finishFiles()
+    }
+
+    private func write(_ record: ResultRecord) {
+        summary.add(record)
+        guard writeError == nil else { return }
+        do {
+            try log.append(record)
+            if record.outcome.isDeadToken { try deadTokens.add(record) }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func flushIfDue(_ now: ContinuousClock.Instant) {
+        guard writeError == nil else { return }
+        do { try log.flushIfDue(now: now) } catch { fail("\(error)") }
+    }
+
+    private func finishFiles() {
+        do {
+            try log.close()
+            try deadTokens.close()
+        } catch {
+            if writeError == nil { fail("\(error)") }
+        }
+    }
+
+    /// A full disk or a vanished directory: nothing more can be recorded, so sending more would
+    /// lose track of rows. Stop the run; the rows are still counted in the summary.
+    private func fail(_ detail: String) {
+        writeError = detail
+        control.stop(.fatal(detail: "cannot write the result files: \(detail)"))
+    }
+}
+
+/// The progress line on stderr: rows done, rate, outcome counts, ETA when the row count is known.
+final class ProgressLine {
+    private let expectedRows: Int?
+    private let startedAt: ContinuousClock.Instant
+    private var lastDrawn: ContinuousClock.Instant
+    private let interactive = isatty(2) == 1
+
+    init(expectedRows: Int?, startedAt: ContinuousClock.Instant) {
+        self.expectedRows = expectedRows
+        self.startedAt = startedAt
+        lastDrawn = startedAt
+    }
+
+    func update(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) {
+        guard now - lastDrawn >= .seconds(1) else { return }
+        lastDrawn = now
+        draw(line(done: done, counts: counts, now: now), final: false)
+    }
+
+    func finish(done: Int, counts: OutcomeCounts) {
+        draw(line(done: done, counts: counts, now: .now), final: true)
+    }
+
+    private func line(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) -> String {
+        let elapsed = Self.seconds(now - startedAt)
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        var text = expectedRows.map { "\(done)/\($0) rows" } ?? "\(done) rows"
+        text += "  \(Int(rate))/s"
+        let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
+        if !parts.isEmpty { text += "  " + parts.joined(separator: " ") }
+        if let expected = expectedRows, rate > 0, done < expected {
+            let remaining = Int(Double(expected - done) / rate)
+            text += "  ETA \(remaining / 60)m\(remaining % 60 < 10 ? "0" : "")\(remaining % 60)s"
+        }
+        return text
+    }
+
+    private func draw(_ text: String, final: Bool) {
+        let out = interactive ? "\r\u{1B}[K" + text + (final ? "\n" : "") : text + "\n"
+        var bytes = Array(out.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,443 @@
+import APNs
+import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One reactor thread's share of a campaign: its connections, the jobs they pull, the retries it
+/// owns. Everything here runs on `reactor`'s thread; other threads reach it only through
+/// `reactor.execute`.
+///
+/// The pull model: whenever a connection has a free stream slot it takes the next job — first from
+/// this worker's ready list (retries that are due, resends), then a batch from the shared work
+/// queue. A fast connection takes more, a stalled one takes none; nothing is pushed.
+// Confined to its reactor's thread: it crosses threads only inside `reactor.execute` closures,
+// which run on that thread.
+final class Worker: ClientConnectionDelegate, @unchecked Sendable {
+    let reactor: Reactor
+    private let shared: CampaignShared
+    private var slots: [ConnectionSlot] = []
+    private var slotByConnection: [ObjectIdentifier: ConnectionSlot] = [:]
+    private var ready = JobQueue()
+    private var inFlight: [UInt64: Job] = [:]
+    private var retryTimers: [UInt64: (TimerID, Job)] = [:]
+    private var finished: [ResultRecord] = []
+    private var retryPolicy: RetryPolicy
+    private var reconnectBackoff: Backoff
+    private var waitingForWork = false
+    private var stopping = false
+    private var shuttingDown = false
+    private var flushScheduled = false
+    private var authorization: (jwt: String, header: H2Header)?
+
+    init(reactor: Reactor, shared: CampaignShared, index: Int) {
+        self.reactor = reactor
+        self.shared = shared
+        let configuration = shared.configuration
+        retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
+                                  baseMilliseconds: configuration.retryBaseMilliseconds,
+                                  capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
+                                  seed: configuration.seed &+ UInt64(index) &* 7919)
+        reconnectBackoff = Backoff(baseMilliseconds: configuration.reconnectBaseMilliseconds,
+                                   capMilliseconds: max(configuration.reconnectBaseMilliseconds,
+                                                        configuration.reconnectMaxMilliseconds),
+                                   seed: configuration.seed &+ UInt64(index) &* 104_729 &+ 1)
+    }
+
+    // MARK: - Lifecycle (called through reactor.execute)
+
+    func start(slots assigned: [ConnectionSlot]) {
+        slots = assigned
+        for slot in slots { connect(slot) }
+    }
+
+    /// The run is stopping: finish nothing new; whatever is not in flight ends now as the stop
+    /// cause says; in-flight requests get `stopGraceSeconds` to be answered.
+    func beginStopping() {
+        guard !stopping else { return }
+        stopping = true
+        let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
+        while let job = ready.popFirst() { finish(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)) }
+        for (_, entry) in retryTimers {
+            reactor.cancel(entry.0)
+            finish(entry.1.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))
+        }
+        retryTimers.removeAll()
+        for slot in slots {
+            if let timer = slot.reconnectTimer { reactor.cancel(timer) }
+            slot.reconnectTimer = nil
+        }
+        if inFlight.isEmpty {
+            closeConnections(abort: false)
+        } else {
+            reactor.schedule(after: .milliseconds(Int(shared.configuration.stopGraceSeconds * 1000))) { [self] in
+                closeConnections(abort: true)
+                publish()
+            }
+        }
+        publish()
+    }
+
+    /// Every row is recorded: close the connections.
+    func shutdown() {
+        shuttingDown = true
+        stopping = true
+        closeConnections(abort: true)
+    }
+
+    private func closeConnections(abort: Bool) {
+        for slot in slots {
+            guard let connection = slot.connection else { continue }
+            if abort { connection.abort() } else { connection.close() }
+        }
+    }
+
+    // MARK: - Connections
+
+    private func connect(_ slot: ConnectionSlot) {
+        guard !stopping else { return }
+        slot.reconnectTimer = nil
+        let endpoint = shared.configuration.endpoints[slot.endpointIndex]
+        // A fresh DNS resolution for every connection (APNS.md), off this thread.
+        endpoint.resolve(on: reactor) { [self] result in
+            guard !stopping else { return }
+            switch result {
+            case .success(let addresses) where !addresses.isEmpty:
+                let address = addresses[slot.addressIndex % addresses.count]
+                open(slot, endpoint: endpoint, address: address)
+            case .success:
+                connectionFailed(slot, detail: "\(endpoint) resolved to no address", configurationError: false)
+            case .failure(let error):
+                connectionFailed(slot, detail: "\(endpoint): \(error)", configurationError: false)
+            }
+        }
+    }
+
+    private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress) {
+        let configuration = shared.configuration
+        var settings = ClientConnection.Configuration(
+            endpoint: endpoint, address: address, tls: configuration.tls, maxStreams: configuration.maxStreams,
+            singleStreamUntilAuthorized: configuration.authentication.kind == .token)
+        settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
+        settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
+        settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))
+        let connection = ClientConnection(reactor: reactor, configuration: settings, delegate: self)
+        slot.connection = connection
+        slot.endpointLabel = endpoint.description
+        slotByConnection[ObjectIdentifier(connection)] = slot
+        connection.start()
+    }
+
+    private func connectionFailed(_ slot: ConnectionSlot, detail: String, configurationError: Bool) {
+        shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: detail,
+                                     configurationError: configurationError)
+        scheduleReconnect(slot)
+    }
+
+    private func scheduleReconnect(_ slot: ConnectionSlot) {
+        guard !stopping else { return }
+        slot.consecutiveFailures += 1
+        let delay = reconnectBackoff.delayMilliseconds(attempt: slot.consecutiveFailures)
+        slot.reconnectTimer = reactor.schedule(after: .milliseconds(delay)) { [self] in connect(slot) }
+    }
+
+    func connectionDidBecomeReady(_ connection: ClientConnection) {
+        guard let slot = slotByConnection[ObjectIdentifier(connection)] else { return }
+        slot.isReady = true
+        slot.consecutiveFailures = 0
+        shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
+        fill(slot)
+    }
+
+    func connectionHasFreeSlots(_ connection: ClientConnection) {
+        guard let slot = slotByConnection[ObjectIdentifier(connection)] else { return }
+        fill(slot)
+    }
+
+    func connection(_ connection: ClientConnection, didReceiveGoaway goaway: H2GoAway) {
+        // APNs' GOAWAY debug data is {"reason": "..."}; a credentials reason ends the run.
+        let response = Response(status: 0, apnsID: nil, body: Array(goaway.debugData.utf8))
+        if let reason = response.reason, reason.disposition == .credentialsRefused {
+            shared.control.stop(.credentialsRefused(reason: reason.name))
+            beginStopping()
+        }
+        // Requests above last-stream-id come back through didNotProcess; refill on other connections.
+        fillAll()
+    }
+
+    func connection(_ connection: ClientConnection, didCloseWith error: ClientConnectionError?) {
+        let key = ObjectIdentifier(connection)
+        guard let slot = slotByConnection.removeValue(forKey: key) else { return }
+        if slot.isReady { shared.noteConnectionDown() }
+        slot.isReady = false
+        slot.connection = nil
+        if shuttingDown { return }
+        if let error {
+            connectionFailed(slot, detail: error.description, configurationError: error.isConfigurationError)
+        } else if !stopping {
+            // A clean close (a GOAWAY that drained): reconnect after the smallest backoff.
+            slot.consecutiveFailures = 0
+            scheduleReconnect(slot)
+        }
+        fillAll()
+        publish()
+    }
+
+    // MARK: - Pulling work
+
+    private func fillAll() {
+        for slot in slots where slot.isReady { fill(slot) }
+    }
+
+    private func fill(_ slot: ConnectionSlot) {
+        guard !stopping, let connection = slot.connection, connection.state == .ready else { return }
+        var submitted = false
+        while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
+            if submit(job, on: connection, slot: slot) {
+                submitted = true
+            } else {
+                ready.pushFront(job)
+                break
+            }
+        }
+        if submitted { connection.flush() }
+    }
+
+    private func nextJob(for slot: ConnectionSlot) -> Job? {
+        if ready.isEmpty { refill() }
+        guard let job = ready.popFirst() else { return nil }
+        if job.avoidConnection == slot.id && slots.contains(where: { $0 !== slot && $0.isReady }) {
+            // A 500/503 retry prefers another connection: give the others the first chance at it.
+            job.avoidConnection = -1
+            ready.pushBack(job)
+            scheduleRefill()
+            return ready.count == 1 ? nil : ready.popFirst()
+        }
+        return job
+    }
+
+    private func refill() {
+        var batch: [Job] = []
+        shared.work.takeBatch(max: 256, into: &batch)
+        for job in batch { ready.pushBack(job) }
+        if batch.isEmpty && !waitingForWork && !shared.work.isClosed {
+            waitingForWork = true
+            let reactor = self.reactor
+            shared.work.callWhenAvailable { [unowned self] in
+                reactor.execute { [unowned self] in
+                    waitingForWork = false
+                    fillAll()
+                }
+            }
+        }
+    }
+
+    private func submit(_ job: Job, on connection: ClientConnection, slot: ConnectionSlot) -> Bool {
+        let notification = job.notification
+        var headers: [H2Header] = []
+        headers.reserveCapacity(7)
+        if case .token(let source) = shared.configuration.authentication {
+            let token = source.current
+            job.providerToken = token
+            if authorization?.jwt != token.jwt {
+                authorization = (token.jwt, H2Header("authorization", "bearer " + token.jwt))
+            }
+            headers.append(authorization!.header)
+        }
+        if let topic = notification.topic { headers.append(H2Header("apns-topic", topic)) }
+        headers.append(H2Header("apns-push-type", notification.pushType.headerValue))
+        headers.append(H2Header("apns-priority", notification.priority.headerValue))
+        if let expiration = notification.expiration { headers.append(H2Header("apns-expiration", String(expiration))) }
+        if let collapseID = notification.collapseID { headers.append(H2Header("apns-collapse-id", collapseID)) }
+        if let apnsID = notification.apnsID { headers.append(H2Header("apns-id", apnsID)) }
+        let now = Reactor.monotonicNanoseconds()
+        guard connection.submit(path: job.path, headers: headers, body: notification.payload, tag: UInt64(job.row),
+                                submittedAt: now) else { return false }
+        job.attempts += 1
+        job.submittedAt = now
+        job.avoidConnection = -1
+        inFlight[UInt64(job.row)] = job
+        return true
+    }
+
+    // MARK: - Answers
+
+    func connection(_ connection: ClientConnection, didReceive response: H2Response) {
+        guard let job = inFlight.removeValue(forKey: response.tag) else { return }
+        let slot = slotByConnection[ObjectIdentifier(connection)]
+        let answer = Response(status: response.status, apnsID: response.apnsID, body: response.body)
+        let latency = Double(Reactor.monotonicNanoseconds() &- response.submittedAt) / 1e6
+        shared.control.recordAnswer(delivered: answer.status == 200,
+                                    badDeviceToken: answer.reason == .badDeviceToken,
+                                    setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
+        let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
+                                        expiration: job.notification.expiration ?? 0,
+                                        nowMilliseconds: Self.epochMilliseconds())
+        switch action {
+        case .finish(let outcome):
+            finish(ResultRecord(row: job.row, deviceToken: job.deviceTokenText, outcome: outcome, status: answer.status,
+                                reason: answer.reasonText, apnsID: answer.apnsID, attempts: job.attempts,
+                                unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
+                                latencyMs: latency, endpoint: slot?.endpointLabel,
+                                retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+        case .retry(let delay, let elsewhere):
+            if elsewhere, let slot { job.avoidConnection = slot.id }
+            retry(job, afterMilliseconds: delay, lastAnswer: answer)
+        case .refreshTokenAndRetry:
+            if case .token(let source) = shared.configuration.authentication, let token = job.providerToken {
+                source.refresh(after: token, cause: .expiredProviderToken)
+            }
+            retry(job, afterMilliseconds: 0, lastAnswer: answer)
+        case .stopRun:
+            let reason = answer.reasonText ?? "status \(answer.status)"
+            shared.control.stop(.credentialsRefused(reason: reason))
+            finish(ResultRecord(row: job.row, deviceToken: job.deviceTokenText, outcome: .aborted, status: answer.status,
+                                reason: reason, apnsID: answer.apnsID, attempts: job.attempts, latencyMs: latency,
+                                endpoint: slot?.endpointLabel,
+                                retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+        }
+        if shared.control.isStopping && !stopping { beginStopping() }
+        schedulePublish()
+    }
+
+    func connection(_ connection: ClientConnection, didNotProcess tag: UInt64, cause: H2NotProcessedCause) {
+        guard let job = inFlight.removeValue(forKey: tag) else { return }
+        // Certainly not processed: send again without counting an attempt.
+        job.attempts -= 1
+        if stopping {
+            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+        } else {
+            ready.pushFront(job)
+            scheduleRefill()
+        }
+        schedulePublish()
+    }
+
+    func connection(_ connection: ClientConnection, lost tag: UInt64, cause: H2LossCause) {
+        guard let job = inFlight.removeValue(forKey: tag) else { return }
+        job.retriedAfterConnectionLoss = true
+        if stopping {
+            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+            schedulePublish()
+            return
+        }
+        let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts,
+                                                           expiration: job.notification.expiration ?? 0,
+                                                           nowMilliseconds: Self.epochMilliseconds())
+        if case .finish(let outcome) = action {
+            finish(job.record(outcome, reason: "ConnectionLost"))
+        } else {
+            ready.pushBack(job)
+            scheduleRefill()
+        }
+        schedulePublish()
+    }
+
+    private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
+        guard !stopping else {
+            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+            return
+        }
+        if delay == 0 {
+            ready.pushBack(job)
+            scheduleRefill()
+            return
+        }
+        let tag = UInt64(job.row)
+        let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
+            guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }
+            ready.pushBack(job)
+            fillAll()
+        }
+        retryTimers[tag] = (timer, job)
+    }
+
+    /// Submitting from inside a delegate callback is fine (the connection flushes after the read),
+    /// but filling other connections must not happen re-entrantly: defer it to the next turn.
+    private func scheduleRefill() {
+        reactor.execute { [unowned self] in fillAll() }
+    }
+
+    // MARK: - Recording
+
+    private func finish(_ record: ResultRecord) {
+        finished.append(record)
+        if finished.count >= 512 { publish() }
+    }
+
+    /// Records are handed to the writer in batches, once per reactor turn at most.
+    private func schedulePublish() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        reactor.execute { [unowned self] in
+            flushScheduled = false
+            publish()
+        }
+    }
+
+    private func publish() {
+        guard !finished.isEmpty else { return }
+        shared.outcomes.put(finished)
+        finished.removeAll(keepingCapacity: true)
+    }
+
+    static func epochMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+}
+
+/// One of the campaign's `--connections`: which endpoint and address it uses, and its
+/// reconnect state. Owned by its worker's thread.
+final class ConnectionSlot {
+    let id: Int
+    let endpointIndex: Int
+    let addressIndex: Int
+    var connection: ClientConnection?
+    var endpointLabel: String?
+    var isReady = false
+    var consecutiveFailures = 0
+    var reconnectTimer: TimerID?
+
+    init(id: Int, endpointIndex: Int, addressIndex: Int) {
+        self.id = id
+        self.endpointIndex = endpointIndex
+        self.addressIndex = addressIndex
+    }
+}
+
+/// A FIFO of jobs with cheap pushes at both ends (a ring buffer would do as well; the ready list
+/// is short-lived and small).
+struct JobQueue {
+    private var items: [Job] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    mutating func pushBack(_ job: Job) { items.append(job) }
+
+    mutating func pushFront(_ job: Job) {
+        if head > 0 {
+            head -= 1
+            items[head] = job
+        } else {
+            items.insert(job, at: 0)
+        }
+    }
+
+    mutating func popFirst() -> Job? {
+        guard head < items.count else { return nil }
+        let job = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return job
+    }
+}

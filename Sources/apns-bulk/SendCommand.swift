@@ -1,0 +1,153 @@
+import APNs
+import ArgumentParser
+import Dispatch
+import Foundation
+import Pipeline
+import Transport
+
+/// `apns-bulk send`: a campaign from a CSV file to APNs, every row accounted for.
+struct SendCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a campaign: one notification per CSV row, every row ending in one recorded outcome.",
+        discussion: """
+            Writes results.jsonl.zst, dead-tokens.csv and summary.json to --out.
+            Exit status: 0 finished (every row delivered, unregistered, bad_token, failed or rejected);
+            1 bad input or configuration, nothing sent; 2 aborted (credentials refused, a run-level
+            misconfiguration, a signal); 3 finished but some rows gave up.
+            --endpoint mock runs an APNs emulator in this process, so a campaign can be rehearsed
+            with no Apple account (a fresh signing key is made when none is given).
+            """
+    )
+
+    // Input
+    @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column.")
+    var input: String
+    @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent.")
+    var payloadFile: String?
+    @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice (e.g. a named pipe); no ETA then.")
+    var noPrescan = false
+
+    // Run-level headers; a row's own columns override them.
+    @Option(help: "apns-topic: the app's bundle id (with the push type's suffix where it needs one).")
+    var topic: String?
+    @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...).")
+    var pushType: String?
+    @Option(help: "apns-priority: 10, 5 or 1 (default 10; 5 for background).")
+    var priority: String?
+    @Option(help: "apns-expiration, epoch seconds (0: deliver once, do not store).")
+    var expiration: String?
+    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id, at most 64 bytes.")
+    var collapseID: String?
+
+    // Credentials
+    @Option(name: .customLong("key-file"), help: "Token auth: the .p8 signing key.")
+    var keyFile: String?
+    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID.")
+    var keyID: String?
+    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID.")
+    var teamID: String?
+    @Option(name: .customLong("cert-file"), help: "Certificate auth: the client certificate (PEM).")
+    var certFile: String?
+    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the certificate's private key (PEM).")
+    var certKeyFile: String?
+    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key.")
+    var p12File: String?
+    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password.")
+    var p12PasswordEnv: String?
+
+    // Where and how fast
+    @Option(help: "production, sandbox, HOST:PORT or mock; repeat to spread across several.")
+    var endpoint: [String] = []
+    @Option(help: "Connections in all, spread across endpoints and their addresses.")
+    var connections = 4
+    @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection (the server may allow fewer).")
+    var maxStreams = 1000
+    @Option(help: "Reactor threads (default: one per core).")
+    var threads: Int?
+    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
+    var caFile: String?
+
+    // Retries and stopping
+    @Option(name: .customLong("max-attempts"), help: "Attempts per row before it gives up.")
+    var maxAttempts = 5
+    @Option(name: .customLong("retry-base-ms"), help: "First retry backoff (429, 5xx), doubled per attempt, with jitter.")
+    var retryBaseMs = 500
+    @Option(name: .customLong("retry-max-ms"), help: "Longest retry backoff.")
+    var retryMaxMs = 60_000
+    @Option(name: .customLong("reconnect-base-ms"), help: "First reconnect backoff, doubled per failure, with jitter.")
+    var reconnectBaseMs = 500
+    @Option(name: .customLong("reconnect-max-ms"), help: "Longest reconnect backoff.")
+    var reconnectMaxMs = 30_000
+    @Option(name: .customLong("abort-after"), help: "Stop after this many identical run-level errors in a row (BadTopic, ...).")
+    var abortAfter = 100
+    @Option(name: .customLong("unreachable-timeout"), help: "Seconds with every endpoint unreachable before the rest gives up.")
+    var unreachableTimeout = 120.0
+    @Option(name: .customLong("response-timeout"), help: "Seconds to wait for an answer before the connection counts as dead.")
+    var responseTimeout = 30.0
+    @Option(name: .customLong("ping-interval"), help: "Seconds of silence before a PING checks the connection.")
+    var pingInterval = 60.0
+
+    // Output
+    @Option(help: "Output directory (default ./apns-bulk-out/<UTC timestamp>/).")
+    var out: String?
+    @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
+    var progress: ProgressChoice = .auto
+    @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
+    var config: String?
+
+    /// Generated from a job file's [mock] table: mock-server flags for the embedded mock.
+    @Option(name: .customLong("mock-option"), help: ArgumentHelp(visibility: .hidden))
+    var mockOptions: [String] = []
+
+    enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
+
+    func run() throws {
+        let setup = try SendSetup(command: self)
+        let campaign = Campaign(configuration: setup.configuration)
+        let signals = SignalWatch(campaign: campaign)
+        defer {
+            signals.cancel()
+            setup.mock?.stop()
+        }
+        let result: Campaign.Result
+        do {
+            result = try campaign.run()
+        } catch let error as Campaign.SetupError {
+            throw RunFailure.usage(error.description)
+        }
+        report(result, outputDirectory: setup.configuration.outputDirectory)
+        if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
+    }
+
+    private func report(_ result: Campaign.Result, outputDirectory: String) {
+        var text = result.summary.humanText
+        if let cause = result.stopCause { text += "stopped: \(cause.message)\n" }
+        text += "results:     \(outputDirectory)/results.jsonl.zst\n"
+        text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
+        text += "summary:     \(outputDirectory)/summary.json\n"
+        writeStandardError(text)
+    }
+}
+
+/// SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
+/// records the rest as aborted, writes every file and exits 2.
+final class SignalWatch {
+    private let sources: [any DispatchSourceSignal]
+
+    init(campaign: Campaign) {
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { campaign.interrupt(signal: number) }
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}

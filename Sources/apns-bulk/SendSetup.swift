@@ -1,0 +1,220 @@
+import APNs
+import Foundation
+import Pipeline
+import Transport
+
+/// Turns `send`'s flags into a `CampaignConfiguration`, finding every configuration error before
+/// anything is sent (exit 1, with a message naming the flag and the fix). Starts the embedded mock
+/// for `--endpoint mock`.
+struct SendSetup {
+    var configuration: CampaignConfiguration
+    var mock: EmbeddedMock?
+
+    init(command: SendCommand) throws {
+        let endpointNames = command.endpoint.isEmpty ? ["production"] : command.endpoint
+        try Self.checkCounts(command)
+        let defaults = try Self.headerDefaults(command)
+        let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
+
+        // Credentials: exactly one kind, or none at all when every endpoint is the embedded mock.
+        let usesToken = command.keyFile != nil || command.keyID != nil || command.teamID != nil
+        let usesPEM = command.certFile != nil || command.certKeyFile != nil
+        let usesP12 = command.p12File != nil
+        if [usesToken, usesPEM, usesP12].filter({ $0 }).count > 1 {
+            throw RunFailure.usage("give one kind of credentials: --key-file/--key-id/--team-id, or --cert-file/--cert-key-file, or --p12-file")
+        }
+        let onlyMock = endpointNames.allSatisfy { $0 == "mock" }
+        let tokenSource: TokenSource?
+        var signingKey: SigningKey?
+        var identity: TLSIdentity?
+        if usesToken {
+            (tokenSource, signingKey) = try Self.tokenSource(command)
+        } else if usesPEM || usesP12 {
+            identity = try Self.clientIdentity(command)
+            tokenSource = nil
+        } else if onlyMock {
+            // Rehearsal with no Apple account: a fresh key that the embedded mock trusts.
+            let key: SigningKey
+            do { key = try SigningKey.generate() } catch { throw RunFailure.usage(error.message) }
+            signingKey = key
+            tokenSource = try Self.makeTokenSource(key: key, keyID: EmbeddedMock.keyID, teamID: EmbeddedMock.teamID)
+        } else {
+            throw RunFailure.usage("no credentials: give --key-file K.p8 --key-id KID --team-id TEAM (token auth), or --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
+        }
+
+        // Endpoints; `mock` becomes the address of an in-process mock with its own CA.
+        var endpoints: [Endpoint] = []
+        var extraTrust: [String] = command.caFile.map { [$0] } ?? []
+        if let caFile = command.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
+        }
+        var mock: EmbeddedMock?
+        for name in endpointNames {
+            if name == "mock" {
+                if mock == nil {
+                    mock = try EmbeddedMock.start(options: command.mockOptions, signingKey: signingKey,
+                                                  keyID: tokenSource?.keyID.value, teamID: tokenSource?.teamID.value,
+                                                  clientCertificates: identity != nil, topic: defaults.topic)
+                }
+                endpoints.append(mock!.endpoint)
+                extraTrust.append(mock!.caFile)
+                continue
+            }
+            do {
+                endpoints.append(try Endpoint(parsing: name))
+            } catch {
+                throw RunFailure.usage("--endpoint \(name): \(error); use production, sandbox, HOST:PORT or mock")
+            }
+        }
+        if extraTrust.count > 1 {
+            throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
+        }
+        let tls: TLSContext
+        do {
+            tls = try TLSContext.client(additionalTrust: extraTrust.first.map { .caFile($0) }, identity: identity)
+        } catch {
+            throw RunFailure.usage("TLS setup: \(error)")
+        }
+
+        let authentication: CampaignConfiguration.Authentication = tokenSource.map { .token($0) } ?? .certificate
+        var configuration = CampaignConfiguration(
+            inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
+            outputDirectory: command.out ?? Self.defaultOutputDirectory())
+        configuration.prescan = !command.noPrescan
+        configuration.defaultPayload = payload
+        configuration.defaults = defaults
+        configuration.connections = command.connections
+        configuration.maxStreams = command.maxStreams
+        configuration.reactorThreads = command.threads ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
+        configuration.maxAttempts = command.maxAttempts
+        configuration.retryBaseMilliseconds = command.retryBaseMs
+        configuration.retryMaxMilliseconds = command.retryMaxMs
+        configuration.reconnectBaseMilliseconds = command.reconnectBaseMs
+        configuration.reconnectMaxMilliseconds = command.reconnectMaxMs
+        configuration.abortAfter = command.abortAfter
+        configuration.unreachableTimeoutSeconds = command.unreachableTimeout
+        configuration.responseTimeoutSeconds = command.responseTimeout
+        configuration.pingIntervalSeconds = command.pingInterval
+        switch command.progress {
+        case .always: configuration.showProgress = true
+        case .never: configuration.showProgress = false
+        case .auto: configuration.showProgress = isatty(2) == 1
+        }
+        if !usesToken && !usesPEM && !usesP12 && configuration.defaults.topic == nil {
+            configuration.defaults.topic = EmbeddedMock.defaultTopic
+        }
+        self.configuration = configuration
+        self.mock = mock
+    }
+
+    private static func checkCounts(_ command: SendCommand) throws {
+        let positive: [(String, Int)] = [("--connections", command.connections), ("--max-streams", command.maxStreams),
+                                         ("--max-attempts", command.maxAttempts), ("--retry-base-ms", command.retryBaseMs),
+                                         ("--retry-max-ms", command.retryMaxMs), ("--abort-after", command.abortAfter),
+                                         ("--reconnect-base-ms", command.reconnectBaseMs),
+                                         ("--reconnect-max-ms", command.reconnectMaxMs)]
+        for (flag, value) in positive where value < 1 {
+            throw RunFailure.usage("\(flag) \(value): must be at least 1")
+        }
+        if let threads = command.threads, threads < 1 { throw RunFailure.usage("--threads \(threads): must be at least 1") }
+        for (flag, value) in [("--unreachable-timeout", command.unreachableTimeout),
+                              ("--response-timeout", command.responseTimeout), ("--ping-interval", command.pingInterval)]
+        where !(value > 0) {
+            throw RunFailure.usage("\(flag) \(value): must be a positive number of seconds")
+        }
+    }
+
+    /// The run-level header flags, checked as APNs would check them: a bad one would fail every row.
+    private static func headerDefaults(_ command: SendCommand) throws -> HeaderValues {
+        var pushType: PushType?
+        if let text = command.pushType {
+            guard let parsed = PushType(headerValue: text) else {
+                throw RunFailure.usage("--push-type \(text): not a push type; use one of \(PushType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            pushType = parsed
+        }
+        if let text = command.priority {
+            guard let priority = Priority(headerValue: text) else {
+                throw RunFailure.usage("--priority \(text): use 10, 5 or 1")
+            }
+            if let pushType, !priority.isAllowed(for: pushType) {
+                throw RunFailure.usage("--priority \(text) with --push-type \(pushType.rawValue): background notifications must use priority 5")
+            }
+        }
+        if let topic = command.topic, let pushType, !pushType.accepts(topic: topic) {
+            let suffix = pushType.topicSuffix.map { "end in \"\($0)\"" } ?? "not carry another push type's suffix"
+            throw RunFailure.usage("--topic \(topic) with --push-type \(pushType.rawValue) (BadTopic): the topic must \(suffix); topics are never rewritten")
+        }
+        if let text = command.expiration, HeaderRules.checkExpiration(text) != nil {
+            throw RunFailure.usage("--expiration \(text): give epoch seconds (digits only), or 0 to deliver once")
+        }
+        if let text = command.collapseID, HeaderRules.checkCollapseID(text) != nil {
+            throw RunFailure.usage("--collapse-id: at most \(Limits.collapseIDBytes) bytes, and not empty")
+        }
+        return HeaderValues(topic: command.topic, pushType: command.pushType, priority: command.priority,
+                            expiration: command.expiration, collapseID: command.collapseID)
+    }
+
+    private static func loadPayload(_ path: String, pushType: String?) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RunFailure.usage("--payload-file \(path): cannot read it; give a file holding one JSON object")
+        }
+        let bytes = [UInt8](data)
+        let type = pushType.flatMap { PushType(headerValue: $0) } ?? .alert
+        if let reason = HeaderRules.checkPayload(bytes, pushType: type) {
+            let detail = reason == .payloadTooLarge
+                ? "\(bytes.count) bytes is over the \(Limits.payloadBytes(for: type))-byte limit"
+                : reason == .payloadEmpty ? "it is empty" : "it is not a JSON object"
+            throw RunFailure.usage("--payload-file \(path): \(detail) (\(reason.name))")
+        }
+        return bytes
+    }
+
+    private static func tokenSource(_ command: SendCommand) throws -> (TokenSource, SigningKey) {
+        guard let keyFile = command.keyFile, let keyID = command.keyID, let teamID = command.teamID else {
+            throw RunFailure.usage("token auth needs all three of --key-file, --key-id and --team-id")
+        }
+        let key: SigningKey
+        do { key = try SigningKey(contentsOfFile: keyFile) } catch { throw RunFailure.usage(error.message) }
+        return (try makeTokenSource(key: key, keyID: keyID, teamID: teamID), key)
+    }
+
+    private static func makeTokenSource(key: SigningKey, keyID: String, teamID: String) throws -> TokenSource {
+        do {
+            return try TokenSource(signingKey: key, keyID: ProviderToken.KeyID(keyID),
+                                   teamID: ProviderToken.TeamID(teamID))
+        } catch let error as ProviderTokenError {
+            throw RunFailure.usage(error.message)
+        } catch let error as SigningKeyError {
+            throw RunFailure.usage(error.message)
+        }
+    }
+
+    private static func clientIdentity(_ command: SendCommand) throws -> TLSIdentity {
+        let credentials: ClientCredentials
+        if let p12 = command.p12File {
+            var password = ""
+            if let variable = command.p12PasswordEnv {
+                guard let value = ProcessInfo.processInfo.environment[variable] else {
+                    throw RunFailure.usage("--p12-password-env \(variable): that environment variable is not set")
+                }
+                password = value
+            }
+            credentials = .pkcs12(file: p12, password: password)
+        } else {
+            guard let cert = command.certFile, let key = command.certKeyFile else {
+                throw RunFailure.usage("certificate auth needs both --cert-file and --cert-key-file (or a --p12-file)")
+            }
+            credentials = .pem(certificateFile: cert, keyFile: key)
+        }
+        do { return try credentials.load() } catch { throw RunFailure.usage("client certificate: \(error)") }
+    }
+
+    static func defaultOutputDirectory() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return "./apns-bulk-out/" + formatter.string(from: Date())
+    }
+}
