@@ -59,7 +59,7 @@ final class MockServerProcess {
     let caFile: String
     let statsFile: String
     let recordFile: String
-    private let stderrPipe = Pipe()
+    private let stderrFile: String
 
     init(scratch: Scratch, keyFile: String, extra: [String] = []) throws {
         caFile = scratch.path("mock-ca-\(UUID().uuidString.prefix(8)).pem")
@@ -71,25 +71,29 @@ final class MockServerProcess {
                              "--topic", Self.topic, "--stats-out", statsFile, "--record-out", recordFile] + extra
         let stdoutPipe = Pipe()
         process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
+        // A file, not a pipe: nobody drains it while the server runs.
+        stderrFile = scratch.path("mock-stderr-\(UUID().uuidString.prefix(8)).log")
+        FileManager.default.createFile(atPath: stderrFile, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: stderrFile)
         try process.run()
-        // The server prints "listening 127.0.0.1:PORT" once it accepts connections.
-        var buffer = Data()
-        let handle = stdoutPipe.fileHandleForReading
+        // The server prints "listening 127.0.0.1:PORT" once it accepts connections. Read the raw
+        // fd: FileHandle.availableData may wait for more than one line on Linux.
+        let fd = stdoutPipe.fileHandleForReading.fileDescriptor
+        var text = ""
         var found: Int?
+        var chunk = [UInt8](repeating: 0, count: 256)
         while found == nil {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            buffer.append(chunk)
-            let text = String(decoding: buffer, as: UTF8.self)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening ") }),
-               let colon = line.lastIndex(of: ":") {
+               let colon = line.lastIndex(of: ":"), text.contains("\n") {
                 found = Int(line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
             }
         }
         guard let found else {
             process.terminate()
-            throw HarnessError.serverDidNotStart(String(decoding: stderrPipe.fileHandleForReading.availableData, as: UTF8.self))
+            throw HarnessError.serverDidNotStart((try? String(contentsOfFile: stderrFile, encoding: .utf8)) ?? "")
         }
         port = found
     }
