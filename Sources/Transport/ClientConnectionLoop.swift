@@ -133,7 +133,8 @@ extension ClientConnection {
             }
             if received { lastReceiveAt = Reactor.monotonicNanoseconds() }
             if status == .closed {
-                let clean = phase == .draining && h2.inFlightCount == 0
+                // After GOAWAY (theirs or ours) with nothing left in flight, an EOF is the expected end.
+                let clean = h2.inFlightCount == 0 && (closeRequested || h2.receivedGoaway != nil)
                 tearDown(clean ? nil : .peerClosed(peer: peer))
             }
         } catch let error as TLSError {
