@@ -1,4 +1,9 @@
 import ArgumentParser
 
 /// Every subcommand of `apns-bulk`, in the order `--help` lists them.
-let registeredSubcommands: [any ParsableCommand.Type] = [TokenCommand.self]
+let registeredSubcommands: [any ParsableCommand.Type] = [
+    MockServerCommand.self,
+    ReportCommand.self,
+    TokenCommand.self,
+    GenCommand.self,
+]

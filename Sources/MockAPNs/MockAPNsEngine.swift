@@ -1,0 +1,186 @@
+import APNs
+import Transport
+
+/// The mock on its reactor thread: the `H2ServerDelegate` that owns the service, the statistics,
+/// the record file, and hands each connection a `MockAPNsConnection`.
+final class MockAPNsEngine: H2ServerDelegate {
+    let service: MockAPNsService
+    var configuration: MockAPNsConfiguration { service.configuration }
+    var stats = MockAPNsStats()
+    let recorder: MockAPNsRecorder?
+    private var live: [ObjectIdentifier: H2ServerConnection] = [:]
+    private var random: UInt64
+    private var recordFlushArmed = false
+    private let finished: @Sendable (MockAPNsStats, String?) -> Void
+
+    /// `finished` receives the final counters and any record-file failure when the server stops.
+    init(configuration: MockAPNsConfiguration, recorder: MockAPNsRecorder?,
+         finished: @escaping @Sendable (MockAPNsStats, String?) -> Void) {
+        service = MockAPNsService(configuration: configuration)
+        self.recorder = recorder
+        self.finished = finished
+        random = MockFaultDraw.mix(configuration.seed ^ UInt64(bitPattern: unixMilliseconds()))
+    }
+
+    func connectionOpened(_ connection: H2ServerConnection) -> any H2ServerConnectionHandler {
+        stats.connections += 1
+        live[ObjectIdentifier(connection)] = connection
+        if recorder != nil, !recordFlushArmed {
+            recordFlushArmed = true
+            armRecordFlush(connection)
+        }
+        return MockAPNsConnection(engine: self)
+    }
+
+    func connectionClosed(_ connection: H2ServerConnection) {
+        if live.removeValue(forKey: ObjectIdentifier(connection)) != nil { absorb(connection) }
+    }
+
+    func serverStopping() {
+        for connection in live.values { absorb(connection) }
+        live.removeAll()
+        recorder?.close()
+        finished(stats, recorder?.failure?.description)
+    }
+
+    /// The statistics now, with the frame counters of connections still open.
+    func snapshot() -> MockAPNsStats {
+        var result = stats
+        for connection in live.values {
+            result.priorityFramesReceived += connection.priorityFramesReceived
+            result.maxConcurrentStreamsSeen = max(result.maxConcurrentStreamsSeen, connection.maxConcurrentStreamsSeen)
+        }
+        return result
+    }
+
+    private func absorb(_ connection: H2ServerConnection) {
+        stats.priorityFramesReceived += connection.priorityFramesReceived
+        stats.maxConcurrentStreamsSeen = max(stats.maxConcurrentStreamsSeen, connection.maxConcurrentStreamsSeen)
+    }
+
+    /// The record file gets a zstd frame at least every second.
+    private func armRecordFlush(_ connection: H2ServerConnection) {
+        connection.schedule(after: .seconds(1)) { [weak self, weak connection] in
+            guard let self, let connection else { return }
+            self.recorder?.flush()
+            self.armRecordFlush(connection)
+        }
+    }
+
+    /// A random lowercase UUID (version 4 layout) for requests without `apns-id`.
+    func makeAPNsID() -> String {
+        random = MockFaultDraw.mix(random)
+        let high = random
+        random = MockFaultDraw.mix(random)
+        let low = random
+        return String(unsafeUninitializedCapacity: 36) { out in
+            var index = 0
+            for position in 0..<32 {
+                if position == 8 || position == 12 || position == 16 || position == 20 {
+                    out[index] = UInt8(ascii: "-")
+                    index += 1
+                }
+                let word = position < 16 ? high : low
+                var nibble = UInt8(truncatingIfNeeded: word >> UInt64((position % 16) * 4)) & 0x0f
+                if position == 12 { nibble = 4 }
+                if position == 16 { nibble = 8 | (nibble & 3) }
+                out[index] = hexDigit(nibble)
+                index += 1
+            }
+            return index
+        }
+    }
+
+    /// A latency for one answer: `--latency-ms` plus a uniform jitter up to `--latency-jitter-ms`.
+    func latency() -> Duration? {
+        let base = configuration.latencyMilliseconds
+        let jitter = configuration.latencyJitterMilliseconds
+        guard base > 0 || jitter > 0 else { return nil }
+        var extra = 0
+        if jitter > 0 {
+            random = MockFaultDraw.mix(random)
+            extra = Int(random % UInt64(jitter + 1))
+        }
+        return .milliseconds(base + extra)
+    }
+}
+
+/// One connection's APNs behaviour: validation through the service, the stream ramp, and the
+/// per-connection faults (GOAWAY, reset, stall after N requests; throttling after errors).
+final class MockAPNsConnection: H2ServerConnectionHandler {
+    private unowned let engine: MockAPNsEngine
+    private var auth = MockConnectionAuth()
+    private var requests = 0
+    private var raised = false
+    private var throttled = false
+    private var stalled = false
+
+    init(engine: MockAPNsEngine) {
+        self.engine = engine
+    }
+
+    func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
+        engine.stats.requests += 1
+        if stalled { return }
+        requests += 1
+        let configuration = engine.configuration
+        let answer = engine.service.answer(method: request.method, path: request.path, fields: request.fields,
+                                           body: request.body, bodyLength: request.bodyLength,
+                                           connection: &auth, now: unixSeconds())
+        let apnsID = request.fields.first { $0.name == "apns-id" }?.value ?? engine.makeAPNsID()
+        engine.recorder?.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
+                                stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID,
+                                status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
+        adjustStreams(after: answer, on: connection)
+        if requests == configuration.goawayAfter {
+            connection.goaway(lastStreamID: request.streamID, debugData: "{\"reason\":\"Shutdown\"}")
+        }
+        if answer.isRefusal {
+            engine.stats.refusedStreams += 1
+            connection.refuse(streamID: request.streamID)
+        } else {
+            engine.stats.count(status: answer.status, reason: answer.reason)
+            send(answer, apnsID: apnsID, streamID: request.streamID, on: connection)
+        }
+        if requests == configuration.stallAfter {
+            stalled = true
+            connection.stall()
+        }
+        if requests == configuration.resetAfter {
+            // On the next loop turn, once this answer has been written.
+            connection.schedule(after: .zero) { [weak connection] in connection?.reset() }
+        }
+    }
+
+    private func adjustStreams(after answer: MockAnswer, on connection: H2ServerConnection) {
+        let configuration = engine.configuration
+        if engine.configuration.throttleAfterErrors, !throttled, answer.status >= 400, answer.status != 410 {
+            throttled = true
+            connection.updateMaxConcurrentStreams(1)
+            return
+        }
+        if !raised, !throttled, answer.passedAuthorization {
+            raised = true
+            connection.updateMaxConcurrentStreams(configuration.maxStreams)
+        }
+    }
+
+    private func send(_ answer: MockAnswer, apnsID: String, streamID: Int32, on connection: H2ServerConnection) {
+        let headers = [H2Header("apns-id", apnsID, indexing: .neverIndexed)]
+        var body: [UInt8] = []
+        if let reason = answer.reason, answer.status != 200 {
+            body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
+        }
+        if let delay = engine.latency() {
+            connection.schedule(after: delay) { [weak connection] in
+                connection?.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
+            }
+        } else {
+            connection.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
+        }
+    }
+
+    func connectionClosed(_ connection: H2ServerConnection) {
+        engine.connectionClosed(connection)
+    }
+}

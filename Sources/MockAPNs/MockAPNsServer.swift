@@ -1,0 +1,103 @@
+import APNs
+import Synchronization
+import Transport
+
+/// An APNs emulator running in this process on its own reactor thread: `start` it, point a client
+/// at `address` (trusting `certificateAuthority` / `caCertificatePEM` unless you gave your own
+/// certificate), read `stats()`, and `stop()` it. `apns-bulk mock-server` and `send --endpoint mock`
+/// both use it. Sendable: its state lives on the reactor thread and is reached through it.
+public final class MockAPNsServer: Sendable {
+    public let configuration: MockAPNsConfiguration
+    private let server: H2Server<MockAPNsEngine>
+    private let finalStats = Mutex<MockAPNsStats?>(nil)
+
+    /// Starts listening; writes the ephemeral CA to `caOutPath` when set, and opens `recordOutPath`.
+    public static func start(_ configuration: MockAPNsConfiguration) throws(MockAPNsError) -> MockAPNsServer {
+        var configuration = configuration
+        if configuration.startedAtMilliseconds == 0 { configuration.startedAtMilliseconds = unixMilliseconds() }
+        let recorder = try configuration.recordOutPath.map { path throws(MockAPNsError) in try MockAPNsRecorder(path: path) }
+        let bound = ReactorBoundRecorder(recorder: recorder)
+        var trust: TLSTrust?
+        if case .certificate(let clientTrust) = configuration.authentication { trust = clientTrust }
+        let serverConfiguration = H2Server<MockAPNsEngine>.Configuration(
+            address: configuration.address, identity: configuration.identity, clientCertificateTrust: trust,
+            session: .init(maxConcurrentStreams: configuration.startingMaxStreams, maxRequestBodyBytes: 16 * 1024),
+            threadName: "mock-apns")
+        let frozen = configuration
+        let outcome = StopOutcome()
+        let server: H2Server<MockAPNsEngine>
+        do {
+            server = try H2Server.start(serverConfiguration) {
+                MockAPNsEngine(configuration: frozen, recorder: bound.recorder) { stats, failure in
+                    outcome.withLock { $0 = (stats, failure) }
+                }
+            }
+        } catch {
+            throw .server("\(error)")
+        }
+        if let path = configuration.caOutPath {
+            guard let authority = server.certificateAuthority else {
+                server.stop()
+                throw .flag(name: "--ca-out", value: path, problem: "only an ephemeral certificate has a CA to write; drop --ca-out with --tls-cert")
+            }
+            do {
+                try authority.writeCertificate(to: path)
+            } catch {
+                server.stop()
+                throw .flag(name: "--ca-out", value: path, problem: error.description)
+            }
+        }
+        return MockAPNsServer(configuration: configuration, server: server, outcome: outcome)
+    }
+
+    private let outcome: StopOutcome
+
+    private init(configuration: MockAPNsConfiguration, server: H2Server<MockAPNsEngine>, outcome: StopOutcome) {
+        self.configuration = configuration
+        self.server = server
+        self.outcome = outcome
+    }
+
+    /// The address listened on, with the port picked for port 0.
+    public var address: SocketAddress { server.address }
+    public var port: UInt16 { server.address.port }
+    /// The ephemeral CA clients must trust (nil with a certificate from files).
+    public var certificateAuthority: CertificateAuthority? { server.certificateAuthority }
+    public var caCertificatePEM: String? { server.certificateAuthority?.certificatePEM }
+    /// Connections open now.
+    public var connectionsOpen: Int { server.connectionsOpen }
+
+    /// The counters so far (after `stop()`, the final ones).
+    public func stats() -> MockAPNsStats {
+        if let done = finalStats.withLock({ $0 }) { return done }
+        return server.withDelegate { $0.snapshot() } ?? finalStats.withLock { $0 } ?? MockAPNsStats()
+    }
+
+    /// Stops the server (GOAWAY to every connection), closes the record file, writes the stats file
+    /// when configured, and returns the final counters. Later calls return them again.
+    @discardableResult
+    public func stop() throws(MockAPNsError) -> MockAPNsStats {
+        if let done = finalStats.withLock({ $0 }) { return done }
+        server.stop()
+        let (final, recordFailure) = outcome.withLock { $0 } ?? (MockAPNsStats(), nil)
+        let stats = final
+        finalStats.withLock { $0 = stats }
+        if let failure = recordFailure {
+            throw .flag(name: "--record-out", value: configuration.recordOutPath ?? "", problem: failure)
+        }
+        if let path = configuration.statsOutPath { try stats.write(to: path) }
+        return stats
+    }
+}
+
+/// The final counters and any record-file failure, handed over by the reactor thread at stop.
+private final class StopOutcome: Sendable {
+    private let state = Mutex<(MockAPNsStats, String?)?>(nil)
+    func withLock<R>(_ body: (inout (MockAPNsStats, String?)?) -> R) -> R { state.withLock { body(&$0) } }
+}
+
+/// Carries the record writer (opened on the caller's thread) to the reactor thread that owns it
+/// from then on; nobody else touches it.
+private struct ReactorBoundRecorder: @unchecked Sendable {
+    let recorder: MockAPNsRecorder?
+}

@@ -1,0 +1,195 @@
+import APNs
+import Transport
+
+/// The answer to one request, before it is sent.
+public struct MockAnswer: Sendable, Equatable {
+    /// The HTTP status; 0 means the stream is refused (RST_STREAM REFUSED_STREAM) instead.
+    public var status: Int
+    /// The reason string of an error answer (APNs' name, or a scripted one).
+    public var reason: String?
+    /// The 410 timestamp, ms since 1970.
+    public var timestamp: Int64?
+    /// The device token's hex as it appeared in the path (empty when the path had none).
+    public var deviceToken: Substring
+    /// The request passed the authorization check (a connection's stream limit rises after the first).
+    public var passedAuthorization: Bool
+
+    public var isRefusal: Bool { status == 0 }
+}
+
+/// APNs' rules applied to one request, in APNS.md's order (first failure answers), then the
+/// per-token state and the injected faults. Owns the shared state of a server: the token cache
+/// and the attempt numbers. Reactor thread only (one server, one thread).
+public final class MockAPNsService {
+    public let configuration: MockAPNsConfiguration
+    private let authorizer: MockAuthorizer
+    private var attempts: [String: UInt32] = [:]
+    private let lookupByToken: Bool
+
+    public init(configuration: MockAPNsConfiguration) {
+        self.configuration = configuration
+        var cache: MockTokenCache?
+        if case .token(let verifier) = configuration.authentication {
+            cache = MockTokenCache(verifier: verifier, capacity: configuration.tokenCacheCapacity)
+        }
+        authorizer = MockAuthorizer(cache: cache)
+        lookupByToken = configuration.needsAttemptNumbers || !configuration.unregistered.isEmpty
+            || !configuration.scripted.isEmpty
+    }
+
+    /// Decides the answer to a complete request. `now` is seconds since 1970 (provider token age).
+    public func answer(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
+                       connection: inout MockConnectionAuth, now: Int64) -> MockAnswer {
+        var result = MockAnswer(status: 200, reason: nil, timestamp: nil, deviceToken: "", passedAuthorization: false)
+        if let token = HeaderRules.deviceTokenHex(inPath: path) { result.deviceToken = token }
+        if let reason = check(method: method, path: path, fields: fields, body: body, bodyLength: bodyLength,
+                              connection: &connection, now: now, passedAuthorization: &result.passedAuthorization) {
+            result.status = reason.status
+            result.reason = reason.name
+            return result
+        }
+        applyTokenState(to: &result)
+        return result
+    }
+
+    /// The first check that fails, in APNS.md's order.
+    private func check(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
+                       connection: inout MockConnectionAuth, now: Int64, passedAuthorization: inout Bool) -> Reason? {
+        if method != "POST" { return .methodNotAllowed }
+        if let reason = HeaderRules.checkPath(path) { return reason }
+        var headers = MockRequestHeaders()
+        if !headers.collect(fields) { return .duplicateHeaders }
+        if !configuration.usesCertificates {
+            if let reason = authorizer.check(authorization: headers.authorization, connection: &connection, now: now) {
+                return reason
+            }
+        }
+        passedAuthorization = true
+        let pushType = headers.pushType.flatMap { PushType(headerValue: $0) }
+        if let reason = checkTopic(headers.topic, pushType: pushType ?? (headers.pushType == nil ? .alert : nil)) {
+            return reason
+        }
+        if let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
+        let type = pushType ?? .alert
+        if let reason = HeaderRules.checkPriority(headers.priority, pushType: type) { return reason }
+        if let reason = HeaderRules.checkExpiration(headers.expiration) { return reason }
+        if let reason = HeaderRules.checkAPNsID(headers.apnsID) { return reason }
+        if let reason = HeaderRules.checkCollapseID(headers.collapseID) { return reason }
+        if bodyLength > Limits.payloadBytes(for: type) { return .payloadTooLarge }
+        return HeaderRules.checkPayload(body, pushType: type)
+    }
+
+    private func checkTopic(_ topic: String?, pushType: PushType?) -> Reason? {
+        let certificates = configuration.usesCertificates
+        if configuration.topics.isEmpty {
+            return HeaderRules.checkTopic(topic, pushType: pushType, auth: certificates ? .certificate : .token)
+        }
+        // With a certificate the topic may be omitted (the certificate names the app).
+        if certificates, topic == nil || topic?.isEmpty == true { return nil }
+        return HeaderRules.checkTopic(topic, pushType: pushType, allowedBundleIDs: configuration.topics)
+    }
+
+    /// Per-token state and faults, for a request that passed every check: scripted answers,
+    /// unregistered tokens, then the random faults (refusal, 500/503, 429).
+    private func applyTokenState(to result: inout MockAnswer) {
+        guard lookupByToken else { return }
+        let key = result.deviceToken.lowercased()
+        var attempt: UInt32 = 1
+        if configuration.needsAttemptNumbers {
+            attempt = (attempts[key] ?? 0) &+ 1
+            attempts[key] = attempt
+        }
+        if let scripted = configuration.scripted[key], scripted.times.map({ Int(attempt) <= $0 }) ?? true {
+            result.status = scripted.status
+            result.reason = scripted.status == 200 ? nil : scripted.reason
+            if scripted.status == 410 { result.timestamp = configuration.unregistered[key] ?? configuration.startedAtMilliseconds }
+            return
+        }
+        if let timestamp = configuration.unregistered[key] {
+            result.status = 410
+            result.reason = Reason.unregistered.name
+            result.timestamp = timestamp
+            return
+        }
+        if configuration.refuseStreamsRate > 0,
+           MockFaultDraw.uniform(seed: configuration.seed, token: key, attempt: attempt, salt: 1) < configuration.refuseStreamsRate {
+            result.status = 0
+            return
+        }
+        var draw = MockFaultDraw.uniform(seed: configuration.seed, token: key, attempt: attempt, salt: 2)
+        for failure in configuration.failures {
+            if draw < failure.rate {
+                result.status = failure.status
+                result.reason = failure.status == 500 ? Reason.internalServerError.name : Reason.serviceUnavailable.name
+                return
+            }
+            draw -= failure.rate
+        }
+        if draw < configuration.tooManyRequestsRate {
+            result.status = 429
+            result.reason = Reason.tooManyRequests.name
+        }
+    }
+
+    /// Attempts counted for a device token (lowercase hex); 0 when none or not counted.
+    public func attemptCount(deviceToken: String) -> Int { Int(attempts[deviceToken] ?? 0) }
+}
+
+/// The `authorization` and `apns-*` headers of a request, each at most once.
+struct MockRequestHeaders {
+    var authorization: String?
+    var topic: String?
+    var pushType: String?
+    var priority: String?
+    var expiration: String?
+    var apnsID: String?
+    var collapseID: String?
+
+    /// False when one of them is repeated (DuplicateHeaders).
+    mutating func collect(_ fields: [H2Field]) -> Bool {
+        for field in fields {
+            let name = field.name
+            // Pseudo-headers are checked by nghttp2; most names are rejected on the first byte.
+            guard let first = name.utf8.first, first == UInt8(ascii: "a") else { continue }
+            switch name {
+            case "authorization": if !Self.set(&authorization, field.value) { return false }
+            case "apns-topic": if !Self.set(&topic, field.value) { return false }
+            case "apns-push-type": if !Self.set(&pushType, field.value) { return false }
+            case "apns-priority": if !Self.set(&priority, field.value) { return false }
+            case "apns-expiration": if !Self.set(&expiration, field.value) { return false }
+            case "apns-id": if !Self.set(&apnsID, field.value) { return false }
+            case "apns-collapse-id": if !Self.set(&collapseID, field.value) { return false }
+            default: continue
+            }
+        }
+        return true
+    }
+
+    private static func set(_ slot: inout String?, _ value: String) -> Bool {
+        guard slot == nil else { return false }
+        slot = value
+        return true
+    }
+}
+
+/// Deterministic draws for the random faults: a function of (seed, device token, attempt), so a
+/// run's faults do not depend on the order requests arrive in.
+enum MockFaultDraw {
+    /// A number in [0, 1).
+    static func uniform(seed: UInt64, token: String, attempt: UInt32, salt: UInt64) -> Double {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
+        for byte in token.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        hash = mix(hash ^ (UInt64(attempt) << 32) ^ salt &* 0x9e37_79b9_7f4a_7c15)
+        return Double(hash >> 11) * 0x1.0p-53
+    }
+
+    /// SplitMix64's finaliser.
+    static func mix(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9e37_79b9_7f4a_7c15
+        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,221 @@
+import Glibc
+
+/// One accepted HTTP/2-over-TLS connection of an `H2Server`: socket + TLS + `H2ServerSession`,
+/// driven by the server's reactor. The handler answers through it.
+///
+/// Reactor thread only. Output is batched: whatever the handler submits during a read (or during
+/// timers of one loop turn) leaves in one drain of the session and one TLS write.
+public final class H2ServerConnection: ReactorHandler {
+    /// Unique within its server, from 1 in accept order.
+    public let id: UInt64
+    /// The client's address, for messages.
+    public let peer: String
+    /// The subject of the client's certificate under mutual TLS, else nil.
+    public let peerCertificateSubject: String?
+    public private(set) var isClosed = false
+    /// True after `stall()`: the socket is no longer read.
+    public private(set) var isStalled = false
+
+    let reactor: Reactor
+    private let tls: TLSSession
+    private let session: H2ServerSession
+    private let fd: Int32
+    private var handler: (any H2ServerConnectionHandler)?
+    private var inIOCallback = false
+    private var flushScheduled = false
+    private let onClose: (H2ServerConnection) -> Void
+    private static let drainLimit = 1 << 20
+
+    init(id: UInt64, tls: TLSSession, reactor: Reactor, session: H2ServerSession.Configuration,
+         onClose: @escaping (H2ServerConnection) -> Void) throws(H2Error) {
+        self.id = id
+        self.tls = tls
+        self.reactor = reactor
+        self.session = try H2ServerSession(configuration: session)
+        self.onClose = onClose
+        peer = tls.peer
+        peerCertificateSubject = tls.peerCertificateSubject
+        fd = tls.socket.fd
+    }
+
+    /// Registers on the reactor and starts with the server's SETTINGS.
+    func open(handler: any H2ServerConnectionHandler) throws(SocketError) {
+        self.handler = handler
+        session.admitsStream = { [unowned self] streamID in
+            self.handler?.admitsStream(streamID, on: self) ?? false
+        }
+        try reactor.register(fd, interest: .readable, handler: self)
+        flushNow()
+    }
+
+    // MARK: What a handler may do
+
+    /// Answers a complete request. False when the stream is gone (reset by the client, above a
+    /// GOAWAY's last-stream-id, the connection closed) or was answered already.
+    @discardableResult
+    public func respond(streamID: Int32, status: Int, headers: [H2Header] = [], body: [UInt8] = []) -> Bool {
+        guard !isClosed else { return false }
+        let sent: Bool
+        do {
+            sent = try session.respond(streamID: streamID, status: status, headers: headers, body: body)
+        } catch {
+            return false
+        }
+        if sent { outputPending() }
+        return sent
+    }
+
+    /// Resets a stream with REFUSED_STREAM (the client may send the request again).
+    public func refuse(streamID: Int32) {
+        guard !isClosed else { return }
+        try? session.refuse(streamID: streamID)
+        outputPending()
+    }
+
+    /// Announces a new SETTINGS_MAX_CONCURRENT_STREAMS (enforced by nghttp2 once the client ACKs it).
+    public func updateMaxConcurrentStreams(_ value: Int) {
+        guard !isClosed, value != session.announcedMaxConcurrentStreams else { return }
+        try? session.updateMaxConcurrentStreams(value)
+        outputPending()
+    }
+
+    /// The SETTINGS_MAX_CONCURRENT_STREAMS most recently announced.
+    public var announcedMaxConcurrentStreams: Int { session.announcedMaxConcurrentStreams }
+
+    /// Sends GOAWAY: streams above `lastStreamID` (default: the last one processed) are dropped
+    /// unanswered; those at or below it may still be answered. The connection closes once they are.
+    public func goaway(lastStreamID: Int32? = nil, errorCode: UInt32 = 0, debugData: String = "") {
+        guard !isClosed else { return }
+        try? session.goaway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData)
+        outputPending()
+    }
+
+    /// Closes the TCP connection abruptly (RST, no TLS close_notify, no GOAWAY).
+    public func reset() {
+        guard !isClosed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        reactor.deregister(fd)
+        tls.socket.close()
+        finishClose()
+    }
+
+    /// Stops reading the socket for good: requests, PINGs and SETTINGS ACKs go unread, so the
+    /// connection looks dead to its client. It closes when the client hangs up or the server stops.
+    public func stall() {
+        guard !isClosed, !isStalled else { return }
+        isStalled = true
+        updateInterest()
+    }
+
+    /// Runs `action` on the reactor thread after `delay` (simulated latency).
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
+        reactor.schedule(after: delay, action)
+    }
+
+    /// Streams open now.
+    public var openStreamCount: Int { session.openStreamCount }
+    /// PRIORITY frames (and HEADERS with priority) received.
+    public var priorityFramesReceived: Int { session.priorityFramesReceived }
+    /// The most streams that were open at once.
+    public var maxConcurrentStreamsSeen: Int { session.maxConcurrentStreamsSeen }
+
+    // MARK: Reactor
+
+    public func onReadable() {
+        guard !isClosed, !isStalled else { return }
+        inIOCallback = true
+        let status: TLSReadStatus
+        do {
+            status = try tls.readAvailable { bytes in try session.receive(bytes) }
+        } catch {
+            inIOCallback = false
+            return close()
+        }
+        deliverEvents()
+        inIOCallback = false
+        if status == .closed { return close() }
+        flushNow()
+    }
+
+    public func onWritable() { flushNow() }
+    public func onHangup() { close() }
+    public func onReactorStop() { close() }
+
+    // MARK: Internals
+
+    private func deliverEvents() {
+        guard session.hasEvents else { return }
+        session.drainEvents { event in
+            guard let handler else { return }
+            switch event {
+            case .request(let request): handler.received(request, on: self)
+            case .streamClosed(let streamID, let errorCode): handler.streamClosed(streamID, errorCode: errorCode, on: self)
+            case .goaway: break
+            }
+        }
+    }
+
+    /// Output was queued in the session: send it at the end of this read, or on the next loop turn.
+    private func outputPending() {
+        guard !inIOCallback, !flushScheduled, !isClosed else { return }
+        flushScheduled = true
+        reactor.schedule(after: .zero) { [self] in
+            flushScheduled = false
+            flushNow()
+        }
+    }
+
+    func flushNow() {
+        guard !isClosed else { return }
+        do {
+            while true {
+                let produced = try tls.appendOutput { (buffer) throws(H2Error) -> Int in
+                    try session.drainOutput(into: &buffer, limit: H2ServerConnection.drainLimit)
+                }
+                let sentAll = try tls.flush()
+                if !sentAll || produced == 0 || !session.wantsWrite { break }
+            }
+        } catch {
+            return close()
+        }
+        if session.isFinished, !tls.wantsWritable { return close() }
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var interest: ReactorInterest = isStalled ? [] : .readable
+        if tls.wantsWritable { interest.insert(.writable) }
+        reactor.setInterest(interest, for: fd)
+    }
+
+    /// Closes gracefully: GOAWAY if the session is still open, what can be sent, then close_notify.
+    func shutDown() {
+        guard !isClosed else { return }
+        if !isStalled {
+            try? session.goaway(debugData: "{\"reason\":\"Shutdown\"}")
+            inIOCallback = true
+            flushNow()
+            inIOCallback = false
+        }
+        close()
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        reactor.deregister(fd)
+        tls.close()
+        finishClose()
+    }
+
+    private func finishClose() {
+        isClosed = true
+        let handler = self.handler
+        self.handler = nil
+        session.admitsStream = nil
+        handler?.connectionClosed(self)
+        onClose(self)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import APNs
+import ArgumentParser
+import MockAPNs
+import Transport
+
+/// The mock APNs server's flags, shared by `apns-bulk mock-server` and `send --endpoint mock`
+/// (whose job-file `[mock]` table is parsed with `MockServerOptions.parse([...])`).
+struct MockServerOptions: ParsableArguments {
+    @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free port).")
+    var listen = "127.0.0.1:0"
+
+    @Option(name: .customLong("tls-cert"), help: "Server certificate chain (PEM). Without it, an ephemeral CA issues one.")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "Private key (PEM) of --tls-cert.")
+    var tlsKey: String?
+
+    @Option(name: .customLong("ca-out"), help: "Write the ephemeral CA certificate here, for clients' --ca-file.")
+    var caOut: String?
+
+    @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM).")
+    var verifyKeyFile: String?
+
+    @Option(name: .customLong("key-id"), help: "The key id provider tokens must carry (with --verify-key-file).")
+    var keyID: String?
+
+    @Option(name: .customLong("team-id"), help: "The team id provider tokens must carry (with --verify-key-file).")
+    var teamID: String?
+
+    @Option(name: .customLong("topic"), help: "A bundle id served (repeatable); its push-type suffixes are allowed too.")
+    var topics: [String] = []
+
+    @Option(name: .customLong("unregistered-file"), help: "Lines device_token[,timestamp_ms]: answered 410 Unregistered.")
+    var unregisteredFile: String?
+
+    @Option(name: .customLong("respond-file"), help: "Lines device_token,status,reason[,times]: scripted answers.")
+    var respondFile: String?
+
+    @Option(name: .customLong("max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS once a connection is authorized.")
+    var maxStreams = 1000
+
+    @Option(name: .customLong("initial-max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new token-auth connection.")
+    var initialMaxStreams = 1
+
+    @Option(name: .customLong("latency-ms"), help: "Delay every answer by this many milliseconds.")
+    var latencyMs = 0
+
+    @Option(name: .customLong("latency-jitter-ms"), help: "Add a random 0...N ms to each delay.")
+    var latencyJitterMs = 0
+
+    @Option(name: .customLong("fail"), help: "Random server errors, e.g. 500:0.01,503:0.005.")
+    var fail: String?
+
+    @Option(name: .customLong("too-many-requests"), help: "Rate (0...1) of 429 TooManyRequests.")
+    var tooManyRequests = 0.0
+
+    @Option(name: .customLong("refuse-streams"), help: "Rate (0...1) of RST_STREAM(REFUSED_STREAM).")
+    var refuseStreams = 0.0
+
+    @Option(name: .customLong("goaway-after"), help: "Send GOAWAY (Shutdown) after each connection's N-th request.")
+    var goawayAfter: Int?
+
+    @Option(name: .customLong("reset-after"), help: "Reset the TCP connection after each connection's N-th request.")
+    var resetAfter: Int?
+
+    @Option(name: .customLong("stall-after"), help: "Stop reading a connection after its N-th request.")
+    var stallAfter: Int?
+
+    @Flag(name: .customLong("throttle-after-errors"), help: "Drop a connection to one stream after a rejected notification.")
+    var throttleAfterErrors = false
+
+    @Option(help: "Seed of the random faults (a fault is a function of seed, device token and attempt).")
+    var seed: UInt64 = 0
+
+    @Option(name: .customLong("client-ca"), help: "Require client certificates issued by this CA (certificate mode).")
+    var clientCA: String?
+
+    @Option(name: .customLong("stats-out"), help: "Write counters as JSON here when the server stops.")
+    var statsOut: String?
+
+    @Option(name: .customLong("record-out"), help: "Record one JSON line per request here (zstd, .jsonl.zst).")
+    var recordOut: String?
+
+    /// The configuration these flags describe, with every file read. Throws `RunFailure.usage`
+    /// naming the flag and the fix.
+    func configuration() throws -> MockAPNsConfiguration {
+        var configuration = MockAPNsConfiguration()
+        configuration.startedAtMilliseconds = Int64(time(nil)) * 1000
+        configuration.address = try Self.address(listen)
+        do {
+            try fillIdentity(&configuration)
+            try fillAuthentication(&configuration)
+            configuration.topics = Set(topics)
+            if let unregisteredFile {
+                configuration.unregistered = try MockAPNsFiles.unregistered(
+                    path: unregisteredFile, defaultTimestamp: configuration.startedAtMilliseconds)
+            }
+            if let respondFile { configuration.scripted = try MockAPNsFiles.scripted(path: respondFile) }
+            if let fail { configuration.failures = try MockAPNsFiles.failures(fail) }
+        } catch let error as MockAPNsError {
+            throw RunFailure.usage(error.description)
+        }
+        try Self.require(maxStreams >= 1, "--max-streams \(maxStreams): give at least 1")
+        try Self.require(initialMaxStreams >= 1, "--initial-max-streams \(initialMaxStreams): give at least 1")
+        try Self.require(latencyMs >= 0 && latencyJitterMs >= 0, "--latency-ms/--latency-jitter-ms: give milliseconds, 0 or more")
+        try Self.require((0...1).contains(tooManyRequests), "--too-many-requests \(tooManyRequests): give a rate in 0...1")
+        try Self.require((0...1).contains(refuseStreams), "--refuse-streams \(refuseStreams): give a rate in 0...1")
+        for (name, value) in [("--goaway-after", goawayAfter), ("--reset-after", resetAfter), ("--stall-after", stallAfter)] {
+            if let value { try Self.require(value >= 1, "\(name) \(value): give a request count of 1 or more") }
+        }
+        configuration.maxStreams = maxStreams
+        configuration.initialMaxStreams = initialMaxStreams
+        configuration.latencyMilliseconds = latencyMs
+        configuration.latencyJitterMilliseconds = latencyJitterMs
+        configuration.tooManyRequestsRate = tooManyRequests
+        configuration.refuseStreamsRate = refuseStreams
+        configuration.goawayAfter = goawayAfter
+        configuration.resetAfter = resetAfter
+        configuration.stallAfter = stallAfter
+        configuration.throttleAfterErrors = throttleAfterErrors
+        configuration.seed = seed
+        configuration.statsOutPath = statsOut
+        configuration.recordOutPath = recordOut
+        return configuration
+    }
+
+    private func fillIdentity(_ configuration: inout MockAPNsConfiguration) throws {
+        switch (tlsCert, tlsKey) {
+        case let (certificate?, key?):
+            if caOut != nil { throw RunFailure.usage("--ca-out: only the ephemeral certificate has a CA to write; drop --ca-out or --tls-cert/--tls-key") }
+            configuration.identity = .pemFiles(certificate: certificate, key: key)
+        case (nil, nil):
+            configuration.identity = .ephemeral(hosts: ["127.0.0.1", "::1", "localhost"])
+            configuration.caOutPath = caOut
+        default:
+            throw RunFailure.usage("--tls-cert and --tls-key go together: give both, or neither for an ephemeral certificate")
+        }
+    }
+
+    private func fillAuthentication(_ configuration: inout MockAPNsConfiguration) throws {
+        if let clientCA {
+            if verifyKeyFile != nil { throw RunFailure.usage("--client-ca and --verify-key-file exclude each other: certificate mode checks no tokens") }
+            configuration.authentication = .certificate(.caFile(clientCA))
+            return
+        }
+        guard let verifyKeyFile else {
+            if keyID != nil || teamID != nil { throw RunFailure.usage("--key-id/--team-id need --verify-key-file") }
+            configuration.authentication = .tokenPresenceOnly
+            return
+        }
+        guard let keyID, let teamID else {
+            throw RunFailure.usage("--verify-key-file needs --key-id and --team-id (the ones your tokens carry)")
+        }
+        do {
+            let kid = try ProviderToken.KeyID(keyID)
+            let team = try ProviderToken.TeamID(teamID)
+            configuration.authentication = .token(try Self.verifier(verifyKeyFile, keyID: kid, teamID: team))
+        } catch let error as ProviderTokenError {
+            throw RunFailure.usage(error.message)
+        } catch let error as SigningKeyError {
+            throw RunFailure.usage("--verify-key-file \(verifyKeyFile): \(error.message)")
+        }
+    }
+
+    /// A verifier from a `.p8` signing key, or from a "BEGIN PUBLIC KEY" PEM file.
+    private static func verifier(_ path: String, keyID: ProviderToken.KeyID, teamID: ProviderToken.TeamID) throws -> TokenVerifier {
+        if let text = try? String(contentsOfFile: path, encoding: .utf8), text.contains("BEGIN PUBLIC KEY") {
+            return try TokenVerifier(publicKeyPEM: text, keyID: keyID, teamID: teamID)
+        }
+        return try TokenVerifier(signingKey: SigningKey(contentsOfFile: path), keyID: keyID, teamID: teamID)
+    }
+
+    /// HOST:PORT with an IP literal host ("[::1]:443" for IPv6).
+    static func address(_ text: String) throws -> SocketAddress {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw RunFailure.usage("--listen \(text): give HOST:PORT, e.g. 127.0.0.1:2197 (port 0 picks a free one)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" { host = "127.0.0.1" }
+        guard let port = UInt16(text[text.index(after: colon)...]),
+              let address = SocketAddress(ip: host, port: port) else {
+            throw RunFailure.usage("--listen \(text): give an IP address and a port 0-65535, e.g. 127.0.0.1:2197")
+        }
+        return address
+    }
+
+    private static func require(_ condition: Bool, _ message: String) throws {
+        if !condition { throw RunFailure.usage(message) }
+    }
+}
