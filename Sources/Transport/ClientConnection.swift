@@ -9,6 +9,16 @@
 /// (pull: when a slot frees, `connectionHasFreeSlots`). Every submitted tag ends in exactly one of
 /// `didReceive` / `didNotProcess` / `lost`, whatever happens, and `didCloseWith` comes once, last.
 ///
+/// Event order: events reach the delegate in the order nghttp2 produced them (a response's stream
+/// closing before the next frame's). For each read: `connectionDidBecomeReady` (once, before any
+/// event of the read that brought the server's SETTINGS), then every event of the read in order (a
+/// GOAWAY before the `didNotProcess(.aboveGoawayLastStream)` of the streams it cuts off), then one
+/// `connectionHasFreeSlots` if slots opened, then one TLS write of everything submitted meanwhile.
+/// When the connection dies, what the last read brought is still delivered first, then each request
+/// still in flight (`lost`, or `didNotProcess(.neverSent)` if it never left), then `didCloseWith`.
+/// Callbacks may run while `state` is already `.closed` (a read that ended in EOF): `submit` then
+/// returns false.
+///
 /// Health, on one timer per connection: after `pingInterval` with nothing received a PING goes out,
 /// and no acknowledgement within `pingTimeout` fails the connection; the oldest request in flight
 /// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`.

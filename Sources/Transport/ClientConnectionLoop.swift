@@ -279,6 +279,7 @@ extension ClientConnection {
         self.delegate = nil
         tls = nil
         socket = nil
+        h2 = nil
         delegate?.connection(self, didCloseWith: closeError)
     }
 }

@@ -147,6 +147,22 @@ struct ClientConnectionLifecycleTests {
         #expect(log.filter { $0.hasPrefix("closed") }.count == 1)
     }
 
+    @Test func requestsAbortedBeforeTheyWereWrittenAreCertainlyNotProcessed() throws {
+        let log = try withTestServer(tls: tls) { port in
+            try run(port: port) { connection, delegate, reactor in
+                delegate.onReady = { connection in
+                    reactor.schedule(after: .milliseconds(10)) {
+                        for tag in 1...3 { submitTestRequest(connection, tag: UInt64(tag)) }
+                        connection.abort()
+                    }
+                }
+                connection.start()
+            }
+        }
+        #expect(log == ["ready", "notProcessed 1 neverSent", "notProcessed 2 neverSent", "notProcessed 3 neverSent",
+                        "closed nil"])
+    }
+
     @Test func submissionsFromATimerGoOutWithFlush() throws {
         let log = try withTestServer(tls: tls) { port in
             try run(port: port) { connection, delegate, reactor in
@@ -169,11 +185,11 @@ struct ClientConnectionLifecycleTests {
     @Test func anIdleConnectionStaysUpOnAcknowledgedPings() throws {
         let log = try withTestServer(tls: tls) { port in
             try run(port: port, configure: { configuration in
-                configuration.pingInterval = .milliseconds(40)
-                configuration.pingTimeout = .milliseconds(150)
+                configuration.pingInterval = .milliseconds(50)
+                configuration.pingTimeout = .milliseconds(400)
             }) { connection, delegate, reactor in
                 delegate.onReady = { connection in
-                    reactor.schedule(after: .milliseconds(800)) {
+                    reactor.schedule(after: .milliseconds(1_000)) {
                         submitTestRequest(connection, tag: 7)
                         connection.flush()
                     }
