@@ -84,6 +84,8 @@ public final class ClientConnection {
     var handshakeDeadline: UInt64 = 0
     var lastReceiveAt: UInt64 = 0
     var pingSentAt: UInt64?
+    /// PINGs sent so far (tests and diagnostics).
+    var pingsSent = 0
     let pingIntervalNanoseconds: UInt64
     let pingTimeoutNanoseconds: UInt64
     let responseTimeoutNanoseconds: UInt64

@@ -231,6 +231,8 @@ extension ClientConnection {
             delegate?.connection(self, didReceiveGoaway: goaway)
         case .pingAcknowledged:
             pingSentAt = nil
+            // The next PING is due pingInterval from now, which may be before the ack deadline armed.
+            armHealthTimer()
         case .maxConcurrentStreamsChanged:
             slotsMayHaveOpened = true
         }

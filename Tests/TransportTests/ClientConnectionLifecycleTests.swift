@@ -183,6 +183,7 @@ struct ClientConnectionLifecycleTests {
     }
 
     @Test func anIdleConnectionStaysUpOnAcknowledgedPings() throws {
+        let pings = Shared(0)
         let log = try withTestServer(tls: tls) { port in
             try run(port: port, configure: { configuration in
                 configuration.pingInterval = .milliseconds(50)
@@ -194,11 +195,16 @@ struct ClientConnectionLifecycleTests {
                         connection.flush()
                     }
                 }
-                delegate.onResponse = { connection, _ in connection.close() }
+                delegate.onResponse = { connection, _ in
+                    pings.withLock { $0 = connection.pingsSent }
+                    connection.close()
+                }
                 connection.start()
             }
         }
         #expect(log == ["ready", "response 7 200", "closed nil"])
+        // About one per 50 ms of the second of silence, each acknowledged before the next.
+        #expect(pings.withLock { $0 } >= 5)
     }
 
     @Test func stoppingTheReactorHandsBackWhatIsInFlight() throws {
