@@ -31,7 +31,7 @@ struct ClientConnectionInteropTests {
         #expect(report.responseCount == 40_000)
         #expect(report.submissions == report.endings)
         print("ClientConnection vs nghttpd: 40000 requests in \(report.elapsedSeconds) s = "
-              + "\(Int(40_000 / report.elapsedSeconds)) requests/s (2 connections × 100 streams, TLS, debug build)")
+              + "\(Int(40_000 / report.elapsedSeconds)) requests/s (2 connections × 100 streams, TLS)")
     }
 
     /// Starts `nghttpd` over TLS with a certificate from the test CA, waits for it to listen, runs

@@ -27,6 +27,10 @@ struct ConnectionRunReport: Sendable {
     var peerName = ""
 
     var responseCount = 0
+    /// Tag → the status of its (last) response.
+    var statusByTag: [UInt64: Int] = [:]
+    /// Tag → the body of its response, when not empty.
+    var bodyByTag: [UInt64: String] = [:]
     var endings: Int { responseCount + notProcessed.count + lost.count }
 }
 
@@ -50,7 +54,6 @@ final class ConnectionTestDriver: ClientConnectionDelegate {
         H2Header("apns-topic", "com.example.app"),
         H2Header("apns-expiration", "0"),
     ]
-    private let path = "/3/device/" + String(repeating: "ab", count: 32)
 
     init(total: Int, resendNotProcessed: Bool, closeWhenDone: Bool, done: TransportAwaited<ConnectionRunReport>) {
         self.total = total
@@ -67,6 +70,9 @@ final class ConnectionTestDriver: ClientConnectionDelegate {
 
     private func fill(_ connection: ClientConnection) {
         while connection.freeStreamSlots > 0, let tag = queue.popLast() {
+            // The device token carries the tag, so a server can answer by it.
+            let hex = String(tag, radix: 16)
+            let path = "/3/device/" + String(repeating: "0", count: 64 - hex.count) + hex
             guard connection.submit(path: path, headers: headers, body: body, tag: tag,
                                     submittedAt: Reactor.monotonicNanoseconds()) else {
                 queue.append(tag)
@@ -100,6 +106,8 @@ final class ConnectionTestDriver: ClientConnectionDelegate {
         report.eventKinds.append("response")
         report.responsesPerTag[response.tag, default: 0] += 1
         report.responseCount += 1
+        report.statusByTag[response.tag] = response.status
+        if !response.body.isEmpty { report.bodyByTag[response.tag] = String(decoding: response.body, as: UTF8.self) }
         report.statuses[response.status, default: 0] += 1
         if report.firstResponse == nil { report.firstResponse = response }
         if response.status != 403 { authorized = true }

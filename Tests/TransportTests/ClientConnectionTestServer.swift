@@ -16,6 +16,9 @@ struct TestServerBehavior: Sendable {
     var stallAfter: Int?
     /// Every n-th stream is refused with RST_STREAM(REFUSED_STREAM) before its headers are read.
     var refuseEvery: Int?
+    /// A device token (read as a hex number) divisible by 3 gets 410 Unregistered, so a client can
+    /// check that each status reaches the request it answers.
+    var unregisteredEveryThirdToken = false
 }
 
 /// A test-only HTTP/2 server built from TLSSession + H2ServerSession on a Reactor: the server side
@@ -151,7 +154,10 @@ final class TestH2ServerConnection: ReactorHandler {
             return
         }
         if let goawayAfter = behavior.goawayAfter, ordinal > goawayAfter { return }
-        if ordinal <= behavior.forbiddenFirst {
+        if behavior.unregisteredEveryThirdToken, let token = UInt64(request.path.suffix(16), radix: 16), token % 3 == 0 {
+            _ = try? h2.respond(streamID: request.streamID, status: 410, headers: [H2Header("apns-id", apnsID(ordinal))],
+                                body: Array(#"{"reason":"Unregistered","timestamp":1700000000000}"#.utf8))
+        } else if ordinal <= behavior.forbiddenFirst {
             _ = try? h2.respond(streamID: request.streamID, status: 403, headers: [H2Header("apns-id", apnsID(ordinal))],
                                 body: Array(#"{"reason":"InvalidProviderToken"}"#.utf8))
         } else {

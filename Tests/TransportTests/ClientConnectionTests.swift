@@ -13,13 +13,19 @@ struct ClientConnectionTests {
     }
 
     @Test func requestsComeBackWithTheirTagStatusAndApnsID() throws {
-        let report = try withTestServer(tls: tls) { port in
+        var behavior = TestServerBehavior()
+        behavior.unregisteredEveryThirdToken = true
+        let report = try withTestServer(tls: tls, behavior: behavior) { port in
             try runConnections(port: port, tls: tls.client, total: 300)
         }
         let run = try #require(report, "the run did not finish")
         #expect(run.responseCount == 300)
         #expect(run.responsesPerTag.count == 300 && run.responsesPerTag.values.allSatisfy { $0 == 1 })
-        #expect(run.statuses == [200: 300])
+        #expect(run.statuses == [200: 200, 410: 100])
+        let wrong = run.statusByTag.filter { tag, status in status != (tag % 3 == 0 ? 410 : 200) }
+        #expect(wrong.isEmpty, "statuses delivered with the wrong tag: \(Array(wrong.prefix(5)))")
+        #expect(run.bodyByTag[3] == #"{"reason":"Unregistered","timestamp":1700000000000}"#)
+        #expect(run.bodyByTag[4] == nil)
         #expect(run.firstResponse?.apnsID?.hasPrefix("00000000-0000-0000-0000-") == true)
         #expect(run.slotsAtReady == [100])
         #expect(run.closeErrors.count == 1)
