@@ -19,6 +19,8 @@ struct TestServerBehavior: Sendable {
     /// A device token (read as a hex number) divisible by 3 gets 410 Unregistered, so a client can
     /// check that each status reaches the request it answers.
     var unregisteredEveryThirdToken = false
+    /// Completes the TLS handshake, then neither reads nor writes (no SETTINGS ever).
+    var silentAfterHandshake = false
 }
 
 /// A test-only HTTP/2 server built from TLSSession + H2ServerSession on a Reactor: the server side
@@ -69,6 +71,10 @@ final class TestH2Server: ReactorHandler {
                                                                    }) else { return }
                 let fd = tls.socket.fd
                 connections[fd] = connection
+                if behavior.silentAfterHandshake {
+                    try? reactor.register(fd, interest: [], handler: connection)
+                    return
+                }
                 try? reactor.register(fd, interest: .readable, handler: connection)
                 connection.write()
             }

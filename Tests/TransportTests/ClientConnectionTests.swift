@@ -202,6 +202,34 @@ struct ClientConnectionTests {
         #expect(run.submissions == 0)
     }
 
+    @Test func aServerThatNeverSendsSettingsFailsTheHandshakeTimeout() throws {
+        var behavior = TestServerBehavior()
+        behavior.silentAfterHandshake = true
+        let report = try withTestServer(tls: tls, behavior: behavior) { port in
+            try runConnections(port: port, tls: tls.client, total: 3) { configuration in
+                configuration.handshakeTimeout = .milliseconds(300)
+            }
+        }
+        let run = try #require(report)
+        #expect(run.closeErrors.first.flatMap { $0 } == .tls(.handshakeTimedOut(peer: "127.0.0.1", timeout: .milliseconds(300))))
+        #expect(run.slotsAtReady.isEmpty && run.submissions == 0)
+        #expect(run.closeErrors.first.flatMap { $0 }?.isConfigurationError == false)
+    }
+
+    @Test func aTLSServerThatDoesNotSpeakHTTP2IsAProtocolError() throws {
+        let report = try withRunningReactor { reactor in
+            let port = try TLSEchoServer.start(on: reactor, context: tls.server, handshakes: TransportAwaited())
+            return try runConnections(port: port, tls: tls.client, total: 3)
+        }
+        let run = try #require(report)
+        let error = try #require(run.closeErrors.first.flatMap { $0 })
+        guard case .protocolError = error else {
+            Issue.record("an echoed preface should break HTTP/2, got \(error)")
+            return
+        }
+        #expect(run.submissions == 0)
+    }
+
     @Test func connectingToAClosedPortFailsWithAConnectError() throws {
         let listener = try Socket.listen(on: .loopback())
         let port = try listener.localAddress().port
