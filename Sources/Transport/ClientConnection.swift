@@ -9,8 +9,7 @@
 /// (pull: when a slot frees, `connectionHasFreeSlots`). Every submitted tag ends in exactly one of
 /// `didReceive` / `didNotProcess` / `lost`, whatever happens, and `didCloseWith` comes once, last.
 ///
-/// Event order: events reach the delegate in the order nghttp2 produced them (a response's stream
-/// closing before the next frame's). For each read: `connectionDidBecomeReady` (once, before any
+/// Event order: events reach the delegate in the order nghttp2 produced them. For each read: `connectionDidBecomeReady` (once, before any
 /// event of the read that brought the server's SETTINGS), then every event of the read in order (a
 /// GOAWAY before the `didNotProcess(.aboveGoawayLastStream)` of the streams it cuts off), then one
 /// `connectionHasFreeSlots` if slots opened, then one TLS write of everything submitted meanwhile.
@@ -21,7 +20,8 @@
 ///
 /// Health, on one timer per connection: after `pingInterval` with nothing received a PING goes out,
 /// and no acknowledgement within `pingTimeout` fails the connection; the oldest request in flight
-/// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`.
+/// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`
+/// (`submittedAt` must therefore be `Reactor.monotonicNanoseconds()`, see `submit`).
 public final class ClientConnection {
     public struct Configuration: Sendable {
         /// Host (SNI, certificate check, `:authority`) and port.
