@@ -113,7 +113,10 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     private var requests = 0
     private var raised = false
     private var throttled = false
+    /// Stalled or about to be reset: later requests are left unanswered.
     private var stalled = false
+    /// Set once GOAWAY went out: streams above it are not processed (the client resends them).
+    private var goawayLastStreamID: Int32?
 
     init(engine: MockAPNsEngine) {
         self.engine = engine
@@ -122,6 +125,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
         engine.stats.requests += 1
         if stalled { return }
+        if let last = goawayLastStreamID, request.streamID > last { return }
         requests += 1
         let configuration = engine.configuration
         let answer = engine.service.answer(method: request.method, path: request.path, fields: request.fields,
@@ -133,6 +137,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
                                 status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
         adjustStreams(after: answer, on: connection)
         if requests == configuration.goawayAfter {
+            goawayLastStreamID = request.streamID
             connection.goaway(lastStreamID: request.streamID, debugData: "{\"reason\":\"Shutdown\"}")
         }
         if answer.isRefusal {
@@ -147,7 +152,9 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             connection.stall()
         }
         if requests == configuration.resetAfter {
-            // On the next loop turn, once this answer has been written.
+            // Later requests of the same read are ignored; the reset comes on the next loop turn,
+            // once this answer has been written.
+            stalled = true
             connection.schedule(after: .zero) { [weak connection] in connection?.reset() }
         }
     }
