@@ -1,0 +1,104 @@
+/// An APNs device token: the bytes an app got from `registerForRemoteNotifications`, written
+/// as hex. Its length is not assumed (32 bytes today); only empty and absurd (over
+/// `Limits.deviceTokenBytes`) tokens are refused.
+public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
+    /// The token's bytes.
+    public let bytes: [UInt8]
+
+    /// Decodes hex digits, in either case, with nothing around them.
+    public init(hex: some StringProtocol) throws(DeviceTokenError) {
+        if let error = Self.check(hex: hex) { throw error }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(hex.utf8.count / 2)
+        var high: UInt8?
+        for byte in hex.utf8 {
+            let nibble = hexValue(byte) ?? 0  // check(hex:) proved every byte is a hex digit
+            if let h = high {
+                bytes.append(h << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        self.bytes = bytes
+    }
+
+    /// Wraps bytes already decoded, refusing empty and over-long ones.
+    public init(bytes: [UInt8]) throws(DeviceTokenError) {
+        if bytes.isEmpty { throw .empty }
+        if bytes.count > Limits.deviceTokenBytes { throw .tooLong(bytes: bytes.count) }
+        self.bytes = bytes
+    }
+
+    /// What is wrong with `hex` as a device token, or nil when it is one. One pass over the
+    /// UTF-8 bytes and no allocation, so a row can be checked before anything is built.
+    public static func check(hex: some StringProtocol) -> DeviceTokenError? {
+        var digits = 0
+        for byte in hex.utf8 {
+            if hexValue(byte) == nil { return .notHex(offset: digits) }
+            digits += 1
+        }
+        if digits == 0 { return .empty }
+        if digits % 2 != 0 { return .oddLength(hexDigits: digits) }
+        if digits / 2 > Limits.deviceTokenBytes { return .tooLong(bytes: digits / 2) }
+        return nil
+    }
+
+    /// Lowercase hex, as it goes in `:path`.
+    public var hex: String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            var i = 0
+            for byte in bytes {
+                out[i] = lowercaseHexDigit(byte >> 4)
+                out[i + 1] = lowercaseHexDigit(byte & 0x0f)
+                i += 2
+            }
+            return i
+        }
+    }
+
+    /// The request path: `/3/device/<lowercase hex>`.
+    public var path: String { "/3/device/" + hex }
+
+    public var description: String { hex }
+}
+
+/// Why a text is not a device token. `description` says what is wrong and with which value.
+public enum DeviceTokenError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No digits at all.
+    case empty
+    /// An odd number of hex digits: a token is whole bytes.
+    case oddLength(hexDigits: Int)
+    /// A byte that is not 0-9, a-f or A-F, at this UTF-8 byte offset.
+    case notHex(offset: Int)
+    /// More than `Limits.deviceTokenBytes` bytes.
+    case tooLong(bytes: Int)
+
+    public var description: String {
+        switch self {
+        case .empty:
+            "device token is empty"
+        case .oddLength(let digits):
+            "device token has \(digits) hex digits; a token is whole bytes, so the count must be even"
+        case .notHex(let offset):
+            "device token has a character that is not a hex digit at byte \(offset + 1); use 0-9 and a-f only, no spaces or brackets"
+        case .tooLong(let bytes):
+            "device token is \(bytes) bytes; APNs tokens are at most \(Limits.deviceTokenBytes) bytes (usually 32)"
+        }
+    }
+}
+
+@inline(__always)
+func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
+    default: nil
+    }
+}
+
+@inline(__always)
+func lowercaseHexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &+ nibble &- 10
+}

@@ -1,0 +1,77 @@
+/// A notification's optional header values as text, e.g. a CSV row's `topic`, `push_type`,
+/// `priority`, `expiration`, `collapse_id` and `apns_id` columns (already merged with the run's
+/// defaults). For `Notification.init(deviceTokenHex:payload:headers:auth:)` nil and "" both mean
+/// "not given", as an empty CSV field does.
+public struct HeaderValues: Sendable, Hashable {
+    public var topic: String?
+    public var pushType: String?
+    public var priority: String?
+    public var expiration: String?
+    public var collapseID: String?
+    public var apnsID: String?
+
+    public init(topic: String? = nil, pushType: String? = nil, priority: String? = nil,
+                expiration: String? = nil, collapseID: String? = nil, apnsID: String? = nil) {
+        self.topic = topic
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.apnsID = apnsID
+    }
+}
+
+extension Notification {
+    /// Builds a notification from text and validates it (`validate(auth:)`), throwing the
+    /// reason APNs would answer, with a detail naming the value:
+    /// BadDeviceToken, then, in APNs' order, MissingTopic/BadTopic, InvalidPushType, BadPriority,
+    /// BadExpirationDate, BadMessageId, BadCollapseId, PayloadEmpty/PayloadTooLarge/InvalidPayload.
+    /// A push type not given is `alert`; a priority not given is 5 for background, else 10.
+    public init(deviceTokenHex: some StringProtocol, payload: [UInt8], headers: HeaderValues,
+                auth: AuthKind) throws(Rejection) {
+        let token: DeviceToken
+        do {
+            token = try DeviceToken(hex: deviceTokenHex)
+        } catch {
+            throw Rejection(.badDeviceToken, error.description)
+        }
+        let topic = given(headers.topic)
+        let pushTypeText = given(headers.pushType)
+        let pushType = pushTypeText.map { PushType(headerValue: $0) } ?? .alert
+        // APNs checks the topic before the push type; with an unknown push type, only presence.
+        if let reason = HeaderRules.checkTopic(topic, pushType: pushType, auth: auth) {
+            throw reason == .missingTopic
+                ? Rejection(.missingTopic, "no topic; token authentication needs the app's bundle id as topic")
+                : Rejection(.badTopic, Self.topicDetail(topic ?? "", pushType ?? .alert))
+        }
+        guard let pushType else {
+            throw Rejection(.invalidPushType, "push type \"\(pushTypeText ?? "")\" is not one of \(Self.pushTypeNames)")
+        }
+        var priority: Priority?
+        if let text = given(headers.priority) {
+            priority = Priority(headerValue: text)
+            if priority == nil { throw Rejection(.badPriority, "priority \"\(text)\" is not 10, 5 or 1") }
+        }
+        if let priority, !priority.isAllowed(for: pushType) {
+            throw Rejection(.badPriority, "push type background must use priority 5, not \(priority.rawValue)")
+        }
+        var expiration: Int64?
+        if let text = given(headers.expiration) {
+            expiration = HeaderRules.expirationSeconds(text)
+            if expiration == nil {
+                throw Rejection(.badExpirationDate, "expiration \"\(text)\" is not epoch seconds (digits only; 0 = do not store)")
+            }
+        }
+        self.init(deviceToken: token, payload: payload, topic: topic, pushType: pushType,
+                  priority: priority, expiration: expiration,
+                  collapseID: given(headers.collapseID), apnsID: given(headers.apnsID))
+        if let rejection = validate(auth: auth) { throw rejection }
+    }
+
+    static let pushTypeNames = PushType.allCases.map(\.rawValue).joined(separator: ", ")
+}
+
+private func given(_ text: String?) -> String? {
+    guard let text, !text.isEmpty else { return nil }
+    return text
+}
