@@ -1,4 +1,8 @@
 import ArgumentParser
 
-/// Every subcommand of `apns-bulk`, in the order `--help` lists them.
-let registeredSubcommands: [any ParsableCommand.Type] = [TokenCommand.self]
+/// Every subcommand of `apns-bulk`, in the order `--help` lists them (DESIGN.md's order).
+let registeredSubcommands: [any ParsableCommand.Type] = [
+    ReportCommand.self,
+    TokenCommand.self,
+    GenCommand.self,
+]

@@ -1,0 +1,37 @@
+/// One data row: its 1-based number (header excluded, blank lines not counted) and the raw bytes
+/// of the known columns, as slices of its batch's storage (no copy, no per-field allocation).
+public struct CSVRow: Sendable {
+    public let number: Int
+    public let problem: CSVRowProblem?
+    let storage: [UInt8]
+    let bounds: [Int32]
+    let boundsBase: Int
+
+    /// The field's bytes (quotes removed, `""` unescaped, spaces around unquoted fields trimmed);
+    /// nil when the header has no such column or the row is too short to reach it.
+    public func field(_ column: CSVColumn) -> ArraySlice<UInt8>? {
+        let start = bounds[boundsBase + 2 * column.rawValue]
+        guard start >= 0 else { return nil }
+        return storage[Int(start)..<Int(bounds[boundsBase + 2 * column.rawValue + 1])]
+    }
+
+    /// The field as a String (invalid UTF-8 repaired with U+FFFD); for display and tests.
+    public func string(_ column: CSVColumn) -> String? {
+        field(column).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// The rows parsed from one read chunk, in one allocation: hand it to another thread as a whole.
+public struct CSVBatch: Sendable, RandomAccessCollection {
+    let storage: [UInt8]
+    let bounds: [Int32]
+    let numbers: [Int]
+    let problems: [Int: CSVRowProblem]
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { numbers.count }
+    public subscript(index: Int) -> CSVRow {
+        CSVRow(number: numbers[index], problem: problems[index], storage: storage, bounds: bounds,
+               boundsBase: index * CSVParser.boundsPerRow)
+    }
+}

@@ -1,0 +1,76 @@
+/// Hand-written JSON output for the hot path: strings escaped per RFC 8259 (quote, backslash and
+/// every control character; non-ASCII passed through as UTF-8), integers, fixed-point decimals.
+public enum JSONText {
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    public static func appendString(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case 0x22: out.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: out.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+                case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+                default:
+                    out.append(contentsOf: Array(#"\u00"#.utf8))
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0xF)])
+                }
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    public static func appendOptionalString(_ value: String?, to out: inout [UInt8]) {
+        if let value { appendString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+    }
+
+    public static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
+    }
+
+    /// A duration in ms rounded to microseconds, trailing zeros dropped, at least one decimal: `3.1`, `0.25`, `5.0`.
+    public static func appendMilliseconds(_ value: Double, to out: inout [UInt8]) {
+        guard value.isFinite else { out.append(contentsOf: "null".utf8); return }
+        let micros = Int64((value * 1000).rounded())
+        if micros < 0 { out.append(UInt8(ascii: "-")) }
+        let magnitude = micros.magnitude
+        appendInteger(Int64(magnitude / 1000), to: &out)
+        out.append(UInt8(ascii: "."))
+        var fraction = magnitude % 1000
+        var width = 3
+        while width > 1 && fraction % 10 == 0 { fraction /= 10; width -= 1 }
+        var divisor: UInt64 = width == 3 ? 100 : width == 2 ? 10 : 1
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
+        }
+    }
+
+    /// A decimal with up to three places, for summary numbers (rates, seconds).
+    public static func appendDecimal(_ value: Double, to out: inout [UInt8]) { appendMilliseconds(value, to: &out) }
+}

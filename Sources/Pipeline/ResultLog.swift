@@ -1,0 +1,46 @@
+import Transport
+
+/// Writes results.jsonl.zst as a sequence of zstd frames: a frame per flush, at least every
+/// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a
+/// crash only the cut last frame is lost. Owned by the writer thread (not Sendable).
+public final class ResultLog {
+    public let path: String
+    private let writer: ZstdFrameWriter
+    private let flushInterval: Duration
+    private let maxFrameBytes: Int
+    private var lastFlush: ContinuousClock.Instant
+    public private(set) var recordsWritten = 0
+
+    public init(path: String, flushInterval: Duration = .seconds(1), maxFrameBytes: Int = 1 << 20,
+                now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
+        self.path = path
+        writer = try ZstdFrameWriter(path: path)
+        self.flushInterval = flushInterval
+        self.maxFrameBytes = maxFrameBytes
+        lastFlush = now
+    }
+
+    public func append(_ record: ResultRecord) throws(ZstdWriteError) {
+        let pending = writer.withPendingBytes { bytes in
+            record.appendJSONLine(to: &bytes)
+            return bytes.count
+        }
+        recordsWritten += 1
+        if pending >= maxFrameBytes { try writer.flush() }
+    }
+
+    /// Writes a frame when the last one is `flushInterval` old; call it at least every second.
+    public func flushIfDue(now: ContinuousClock.Instant) throws(ZstdWriteError) {
+        guard now - lastFlush >= flushInterval else { return }
+        try flush(now: now)
+    }
+
+    public func flush(now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
+        try writer.flush()
+        lastFlush = now
+    }
+
+    public func close() throws(ZstdWriteError) { try writer.close() }
+
+    public var framesWritten: Int { writer.framesWritten }
+}

@@ -1,0 +1,96 @@
+import Transport
+
+/// Why a result log cannot be read.
+public enum ResultLogError: Error, CustomStringConvertible, Equatable {
+    case unreadable(String)
+    case corrupt(path: String, detail: String)
+    case notARecord(path: String, line: Int, detail: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let message): message
+        case .corrupt(let path, let detail): "\(path): corrupt zstd data (\(detail)); records after this point are lost"
+        case .notARecord(let path, let line, let detail): "\(path), line \(line): not a result record (\(detail)); is this a results.jsonl.zst of apns-bulk?"
+        }
+    }
+}
+
+/// The cut last frame a crash left behind: its number (1-based) and its compressed size on disk.
+public struct CutFrame: Sendable, Equatable {
+    public let frame: Int
+    public let bytes: Int
+}
+
+/// Reads results.jsonl.zst frame by frame and yields the records of complete frames only; a cut
+/// last frame is skipped and described by `cutFrame`. Owned by one thread.
+public final class ResultLogReader {
+    public let path: String
+    private let reader: ZstdStreamReader
+    private var frame: [UInt8] = []
+    private var records: [ResultRecord] = []
+    private var nextIndex = 0
+    private var line = 0
+    private var ended = false
+    public private(set) var cutFrame: CutFrame?
+
+    public init(path: String) throws(ResultLogError) {
+        self.path = path
+        do { reader = try ZstdStreamReader(path: path) } catch { throw .unreadable(error.description) }
+    }
+
+    public func next() throws(ResultLogError) -> ResultRecord? {
+        while nextIndex == records.count {
+            if ended { return nil }
+            try readFrame()
+        }
+        nextIndex += 1
+        return records[nextIndex - 1]
+    }
+
+    private func readFrame() throws(ResultLogError) {
+        records.removeAll(keepingCapacity: true)
+        nextIndex = 0
+        frame.removeAll(keepingCapacity: true)
+        while true {
+            let status: ZstdReadStatus
+            do {
+                status = try reader.read(appendingTo: &frame, limit: 1 << 20)
+            } catch {
+                switch error {
+                case .truncated(_, let number, let cutBytes):
+                    cutFrame = CutFrame(frame: number, bytes: cutBytes)
+                    ended = true
+                    return
+                case .corrupt(_, let number, let offset, let detail):
+                    throw .corrupt(path: path, detail: "frame \(number), byte \(offset): \(detail)")
+                default:
+                    throw .unreadable(error.description)
+                }
+            }
+            switch status {
+            case .more: continue
+            case .frameEnd: try parseFrame(); return
+            case .end:
+                ended = true
+                try parseFrame()
+                return
+            }
+        }
+    }
+
+    private func parseFrame() throws(ResultLogError) {
+        var start = 0
+        while start < frame.count {
+            let end = frame[start...].firstIndex(of: 10) ?? frame.count
+            line += 1
+            if end > start {
+                do {
+                    records.append(try ResultRecordParser.parse(frame[start..<end]))
+                } catch {
+                    throw .notARecord(path: path, line: line, detail: error.detail)
+                }
+            }
+            start = end + 1
+        }
+    }
+}

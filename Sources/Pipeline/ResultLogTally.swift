@@ -1,0 +1,51 @@
+/// One result log's counts for `apns-bulk report`, and what a crash cut off its end.
+public struct ResultLogTally: Sendable {
+    public let path: String
+    public var counts = OutcomeCounts()
+    public var cutFrame: CutFrame?
+    public var rows: Int { counts.total }
+
+    /// Reads the whole log, handing every record to `each` (e.g. a DeadTokenMerge).
+    public static func read(path: String, each: (ResultRecord) -> Void = { _ in }) throws(ResultLogError) -> ResultLogTally {
+        var tally = ResultLogTally(path: path)
+        let reader = try ResultLogReader(path: path)
+        while let record = try reader.next() {
+            tally.counts.add(record.outcome)
+            each(record)
+        }
+        tally.cutFrame = reader.cutFrame
+        return tally
+    }
+}
+
+/// The merged cleanup list over several logs (shards): one line per device token, keeping the
+/// record with the latest `unregistered_at` (a 410 beats a 400; on a tie the later record wins).
+public final class DeadTokenMerge {
+    private var order: [String] = []
+    private var kept: [String: ResultRecord] = [:]
+
+    public init() {}
+
+    public func add(_ record: ResultRecord) {
+        guard record.outcome.isDeadToken else { return }
+        guard let previous = kept[record.deviceToken] else {
+            order.append(record.deviceToken)
+            kept[record.deviceToken] = record
+            return
+        }
+        if (record.unregisteredAt ?? Int64.min) >= (previous.unregisteredAt ?? Int64.min) {
+            kept[record.deviceToken] = record
+        }
+    }
+
+    public var count: Int { order.count }
+
+    /// The kept records, in order of first appearance.
+    public var records: [ResultRecord] { order.compactMap { kept[$0] } }
+
+    public func write(to path: String) throws(OutputFileError) {
+        let report = try DeadTokenReport(path: path)
+        for token in order { if let record = kept[token] { try report.add(record) } }
+        try report.close()
+    }
+}

@@ -1,0 +1,99 @@
+/// What a run amounted to: summary.json (keys are a contract, DESIGN.md) and a human text for stderr.
+/// Built by the writer thread from every final record.
+public struct Summary: Sendable {
+    /// Data rows in the input (from the prescan or the reader's count).
+    public var rows: Int
+    public var counts = OutcomeCounts()
+    public var byReason: [String: Int] = [:]
+    public var latency = LatencyHistogram()
+    public var elapsedSeconds: Double = 0
+    public var connections = 0
+    public var endpoints: [String] = []
+    public var exitStatus: Int32 = 0
+
+    public init(rows: Int = 0) { self.rows = rows }
+
+    public mutating func add(_ record: ResultRecord) {
+        counts.add(record.outcome)
+        if let reason = record.reason { byReason[reason, default: 0] += 1 }
+        if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }
+    }
+
+    /// The accounting invariant: every row ended in exactly one outcome.
+    public var accountingHolds: Bool { counts.accountsFor(rows: rows) }
+
+    /// Rows APNs answered with a final status (delivered, unregistered, bad_token, failed) per second.
+    public var notificationsPerSecond: Double {
+        guard elapsedSeconds > 0 else { return 0 }
+        let answered = counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed]
+        return Double(answered) / elapsedSeconds
+    }
+
+    /// summary.json: `rows`, one key per outcome, `by_reason`, `elapsed_s`, `notifications_per_s`,
+    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`.
+    public var json: String {
+        var out: [UInt8] = []
+        out.append(contentsOf: "{\n  \"rows\": ".utf8)
+        JSONText.appendInteger(Int64(rows), to: &out)
+        for outcome in Outcome.allCases {
+            out.append(contentsOf: ",\n  \"\(outcome.rawValue)\": ".utf8)
+            JSONText.appendInteger(Int64(counts[outcome]), to: &out)
+        }
+        out.append(contentsOf: ",\n  \"by_reason\": {".utf8)
+        for (index, (reason, count)) in byReason.sorted(by: { $0.key < $1.key }).enumerated() {
+            out.append(contentsOf: (index == 0 ? "" : ", ").utf8)
+            JSONText.appendString(reason, to: &out)
+            out.append(contentsOf: ": ".utf8)
+            JSONText.appendInteger(Int64(count), to: &out)
+        }
+        out.append(contentsOf: "},\n  \"elapsed_s\": ".utf8)
+        JSONText.appendDecimal(elapsedSeconds, to: &out)
+        out.append(contentsOf: ",\n  \"notifications_per_s\": ".utf8)
+        JSONText.appendDecimal(notificationsPerSecond, to: &out)
+        out.append(contentsOf: ",\n  \"latency_ms\": {".utf8)
+        let points: [(String, Double)] = [("p50", latency.milliseconds(atPercentile: 50)),
+                                         ("p90", latency.milliseconds(atPercentile: 90)),
+                                         ("p99", latency.milliseconds(atPercentile: 99)),
+                                         ("max", latency.maxMilliseconds)]
+        for (index, (name, value)) in points.enumerated() {
+            out.append(contentsOf: "\(index == 0 ? "" : ", ")\"\(name)\": ".utf8)
+            JSONText.appendMilliseconds(value, to: &out)
+        }
+        out.append(contentsOf: "},\n  \"connections\": ".utf8)
+        JSONText.appendInteger(Int64(connections), to: &out)
+        out.append(contentsOf: ",\n  \"endpoints\": [".utf8)
+        for (index, endpoint) in endpoints.enumerated() {
+            if index > 0 { out.append(contentsOf: ", ".utf8) }
+            JSONText.appendString(endpoint, to: &out)
+        }
+        out.append(contentsOf: "],\n  \"exit_status\": ".utf8)
+        JSONText.appendInteger(Int64(exitStatus), to: &out)
+        out.append(contentsOf: "\n}\n".utf8)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A few lines for stderr: counts by outcome, the top reasons, rate and latency.
+    public var humanText: String {
+        var lines: [String] = []
+        let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
+        lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
+        let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
+        if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
+        lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
+                     + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
+                     + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")
+        if !accountingHolds { lines.append("ACCOUNTING MISMATCH: \(rows) rows but \(counts.total) outcomes") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func fixed(_ value: Double, _ places: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((value * scale).rounded())
+        guard places > 0 else { return String(scaled) }
+        let whole = String(scaled / Int64(scale))
+        var fraction = String(abs(scaled % Int64(scale)))
+        while fraction.count < places { fraction = "0" + fraction }
+        return whole + "." + fraction
+    }
+}

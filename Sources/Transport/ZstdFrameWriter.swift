@@ -1,0 +1,127 @@
+import CZstd
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why writing a zstd file failed, with what to do about it.
+public enum ZstdWriteError: Error, CustomStringConvertible, Equatable {
+    case open(path: String, errno: Int32)
+    case write(path: String, errno: Int32)
+    case compress(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .open(let path, let code):
+            return "cannot create \(path): \(String(cString: strerror(code))); check the directory exists and is writable"
+        case .write(let path, let code):
+            return "cannot write \(path): \(String(cString: strerror(code))); check free disk space"
+        case .compress(let path, let detail):
+            return "zstd compression failed for \(path): \(detail)"
+        }
+    }
+}
+
+/// Compresses appended bytes and writes one complete zstd frame per `flush()`, each frame with one
+/// `write()`: after a crash every complete frame of the file still decodes.
+/// Owned by one thread (not Sendable).
+public final class ZstdFrameWriter {
+    public let path: String
+    private let context: OpaquePointer
+    private let descriptor: Int32
+    private var pending: [UInt8] = []
+    private var frame: [UInt8] = []
+    private var closed = false
+    /// Complete frames written so far.
+    public private(set) var framesWritten = 0
+    /// Compressed bytes written so far.
+    public private(set) var bytesWritten = 0
+
+    /// Creates (or truncates) `path`.
+    public init(path: String, level: Int32 = 3) throws(ZstdWriteError) {
+        guard let context = ZSTD_createCCtx() else {
+            throw .compress(path: path, detail: "out of memory creating a zstd context")
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let code = errno
+            ZSTD_freeCCtx(context)
+            throw .open(path: path, errno: code)
+        }
+        ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+        self.path = path
+        self.context = context
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        if !closed { _ = Glibc.close(descriptor) }
+        ZSTD_freeCCtx(context)
+    }
+
+    /// Uncompressed bytes waiting for the next frame.
+    public var pendingByteCount: Int { pending.count }
+
+    public func append(_ bytes: some Sequence<UInt8>) { pending.append(contentsOf: bytes) }
+
+    /// Lets a caller encode straight into the pending buffer (no intermediate copy).
+    public func withPendingBytes<R>(_ body: (inout [UInt8]) throws -> R) rethrows -> R {
+        try body(&pending)
+    }
+
+    /// Compresses everything appended since the last flush into one frame and writes it with one
+    /// `write()`. Does nothing when nothing is pending.
+    public func flush() throws(ZstdWriteError) {
+        precondition(!closed, "flush after close")
+        guard !pending.isEmpty else { return }
+        let bound = ZSTD_compressBound(pending.count)
+        if frame.count < bound { frame = [UInt8](repeating: 0, count: bound) }
+        let produced = try compressPending()
+        try writeAll(count: produced)
+        framesWritten += 1
+        bytesWritten += produced
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func compressPending() throws(ZstdWriteError) -> Int {
+        let capacity = frame.count
+        let result: Result<Int, ZstdWriteError> = pending.withUnsafeBytes { source in
+            frame.withUnsafeMutableBytes { target in
+                var input = ZSTD_inBuffer(src: source.baseAddress, size: source.count, pos: 0)
+                var output = ZSTD_outBuffer(dst: target.baseAddress, size: capacity, pos: 0)
+                while true {
+                    let remaining = ZSTD_compressStream2(context, &output, &input, ZSTD_e_end)
+                    if ZSTD_isError(remaining) != 0 {
+                        return .failure(.compress(path: path, detail: String(cString: ZSTD_getErrorName(remaining))))
+                    }
+                    if remaining == 0 { return .success(output.pos) }
+                    // The output is sized by ZSTD_compressBound, so this only happens if zstd lied.
+                    if output.pos == output.size {
+                        return .failure(.compress(path: path, detail: "frame larger than ZSTD_compressBound"))
+                    }
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    private func writeAll(count: Int) throws(ZstdWriteError) {
+        var offset = 0
+        while offset < count {
+            let written = frame.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .write(path: path, errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Flushes what is pending and closes the file.
+    public func close() throws(ZstdWriteError) {
+        guard !closed else { return }
+        try flush()
+        closed = true
+        if Glibc.close(descriptor) != 0 { throw .write(path: path, errno: errno) }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Pipeline
+
+/// `apns-bulk report`: counts over one or more result logs (shards), and the merged dead-token list.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Count outcomes in results.jsonl.zst files and merge their dead tokens.")
+
+    @Argument(help: "One or more results.jsonl.zst files.") var logs: [String]
+    @Option(help: "Write the merged dead-token list (one line per token, latest unregistered_at) here.")
+    var deadTokens: String?
+    @Flag(help: "Print a machine-readable JSON summary.") var json = false
+
+    func validate() throws {
+        guard !logs.isEmpty else { throw ValidationError("give at least one results.jsonl.zst file") }
+    }
+
+    func run() throws {
+        let merge = DeadTokenMerge()
+        var tallies: [ResultLogTally] = []
+        for path in logs {
+            do {
+                tallies.append(try ResultLogTally.read(path: path) { merge.add($0) })
+            } catch {
+                throw RunFailure.usage(error.description)
+            }
+        }
+        for tally in tallies {
+            if let cut = tally.cutFrame {
+                writeStandardError("apns-bulk: \(tally.path): skipped \(cut.bytes) bytes of a cut last frame (frame \(cut.frame)): "
+                                   + "its records were lost when the run stopped\n")
+            }
+        }
+        if let deadTokens {
+            do { try merge.write(to: deadTokens) } catch { throw RunFailure.usage(error.description) }
+        }
+        var total = OutcomeCounts()
+        for tally in tallies { total.add(tally.counts) }
+        print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count)
+                   : humanText(tallies, total: total, deadTokenCount: merge.count), terminator: "")
+    }
+
+    private func countsText(_ counts: OutcomeCounts) -> String {
+        "rows \(counts.total) " + Outcome.allCases.map { "\($0.rawValue) \(counts[$0])" }.joined(separator: " ")
+    }
+
+    private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int) -> String {
+        var lines = tallies.map { tally in
+            "\(tally.path): \(countsText(tally.counts))" + (tally.cutFrame.map { " (skipped \($0.bytes) bytes of a cut last frame)" } ?? "")
+        }
+        lines.append("total: \(countsText(total))")
+        lines.append("dead tokens: \(deadTokenCount)" + (deadTokens.map { " (written to \($0))" } ?? ""))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func countsJSON(_ counts: OutcomeCounts) -> String {
+        "\"rows\": \(counts.total), " + Outcome.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ")
+    }
+
+    private func jsonText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int) -> String {
+        let files = tallies.map { tally in
+            var path: [UInt8] = []
+            JSONText.appendString(tally.path, to: &path)
+            return "    {\"path\": \(String(decoding: path, as: UTF8.self)), \(countsJSON(tally.counts)), "
+                + "\"skipped_bytes\": \(tally.cutFrame?.bytes ?? 0)}"
+        }
+        return "{\n  \"files\": [\n" + files.joined(separator: ",\n") + "\n  ],\n"
+            + "  \"total\": {\(countsJSON(total))},\n  \"dead_tokens\": \(deadTokenCount)\n}\n"
+    }
+}
