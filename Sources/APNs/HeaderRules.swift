@@ -43,7 +43,8 @@ public enum HeaderRules {
     ///   (".voip", ".push-type.widgets", …): TopicDisallowed;
     /// - allowed, but not suited to the push type (e.g. "com.example.voip" sent as `alert`, or
     ///   the bare bundle id sent as `voip`): BadTopic. For `mdm` the topic must be one of the ids.
-    /// `pushType` nil (unknown) checks only that the topic is allowed.
+    /// `pushType` nil (unknown) checks only that the topic is allowed. An empty set allows no
+    /// topic: a server that names no bundle ids should use `checkTopic(_:pushType:auth:)`.
     public static func checkTopic(_ topic: String?, pushType: PushType?,
                                   allowedBundleIDs: Set<String>) -> Reason? {
         guard let topic, !topic.isEmpty else { return .missingTopic }
@@ -57,9 +58,7 @@ public enum HeaderRules {
         if allowedBundleIDs.contains(topic) { return true }
         for bundleID in allowedBundleIDs where topic.utf8.starts(with: bundleID.utf8) {
             let rest = topic.utf8.dropFirst(bundleID.utf8.count)
-            for type in PushType.allCases {
-                if let suffix = type.topicSuffix, rest.elementsEqual(suffix.utf8) { return true }
-            }
+            for (_, suffix) in PushType.suffixed where rest.elementsEqual(suffix.utf8) { return true }
         }
         return false
     }

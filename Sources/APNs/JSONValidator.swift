@@ -33,48 +33,6 @@ public enum JSONValidator {
     }
 }
 
-/// Why a payload is not a JSON object, and the byte offset (0-based) where that was found.
-public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
-        case empty
-        case notAnObject
-        case unexpectedByte
-        case unexpectedEnd
-        case controlCharacterInString
-        case invalidEscape
-        case loneSurrogate
-        case invalidUTF8
-        case invalidNumber
-        case tooDeep
-        case trailingData
-    }
-
-    public let kind: Kind
-    public let offset: Int
-
-    public init(kind: Kind, offset: Int) {
-        self.kind = kind
-        self.offset = offset
-    }
-
-    public var description: String {
-        let what = switch kind {
-        case .empty: "it is empty or only whitespace"
-        case .notAnObject: "the top level is not a JSON object (it must start with '{')"
-        case .unexpectedByte: "unexpected character"
-        case .unexpectedEnd: "it ends in the middle of a value"
-        case .controlCharacterInString: "a control character in a string must be escaped"
-        case .invalidEscape: "invalid escape in a string"
-        case .loneSurrogate: "a \\u surrogate escape without its other half"
-        case .invalidUTF8: "invalid UTF-8"
-        case .invalidNumber: "invalid number"
-        case .tooDeep: "nested deeper than \(Limits.jsonDepth) levels"
-        case .trailingData: "more data after the object"
-        }
-        return "payload is not a JSON object: \(what) at byte \(offset + 1)"
-    }
-}
-
 private enum ScanState {
     case value, valueOrArrayEnd, key, keyOrObjectEnd, colon, afterValue
 }
@@ -179,6 +137,12 @@ private struct JSONScanner {
     mutating func string() -> JSONError? {
         i += 1
         while i < bytes.count {
+            // Plain ASCII is most of a payload: skip it in a tight loop.
+            while i < bytes.count, bytes[i] >= 0x20, bytes[i] < 0x80,
+                  bytes[i] != UInt8(ascii: "\""), bytes[i] != UInt8(ascii: "\\") {
+                i += 1
+            }
+            guard i < bytes.count else { break }
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 i += 1

@@ -18,7 +18,7 @@ public enum PushType: String, Sendable, Hashable, CaseIterable {
 
     /// Parses a header value: exactly one of the eleven names, lowercase, nothing around it.
     public init?(headerValue: some StringProtocol) {
-        guard let found = Self.allCases.first(where: { $0.rawValue.utf8.elementsEqual(headerValue.utf8) })
+        guard let found = Self.all.first(where: { $0.rawValue.utf8.elementsEqual(headerValue.utf8) })
         else { return nil }
         self = found
     }
@@ -56,10 +56,15 @@ public enum PushType: String, Sendable, Hashable, CaseIterable {
     /// The push type whose suffix `topic` ends with, if any. No suffix is the end of another
     /// (".voip" vs ".voip-ptt"), so at most one matches.
     static func suffixOwner(of topic: some StringProtocol) -> PushType? {
-        for type in Self.allCases {
-            if let suffix = type.topicSuffix, topic.utf8.hasSuffix(suffix.utf8) { return type }
-        }
+        for (type, suffix) in suffixed where topic.utf8.hasSuffix(suffix.utf8) { return type }
         return nil
+    }
+
+    // Built once: the synthesized `allCases` makes a new array on every call, and these are
+    // read per row.
+    static let all: [PushType] = allCases
+    static let suffixed: [(PushType, String)] = allCases.compactMap { type in
+        type.topicSuffix.map { (type, $0) }
     }
 }
 

@@ -67,7 +67,7 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
             self = .badEnvironmentKeyIdInToken
             return
         }
-        guard let found = Self.allCases.first(where: { $0.name.utf8.elementsEqual(name.utf8) })
+        guard let found = Self.all.first(where: { $0.name.utf8.elementsEqual(name.utf8) })
         else { return nil }
         self = found
     }
@@ -126,4 +126,7 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     public var isAPNsReason: Bool { self != .invalidPayload }
 
     public var description: String { name }
+
+    /// Built once: the synthesized `allCases` makes a new array on every call.
+    static let all: [Reason] = allCases
 }

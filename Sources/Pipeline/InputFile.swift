@@ -32,6 +32,10 @@ final class InputFile {
             _ = close(fd)
             throw .gzip(path: path)
         }
+        if got == 4 && !isZstd && path.hasSuffix(".zst") {
+            _ = close(fd)
+            throw .corruptZstd(path: path, detail: "the file does not start with the zstd magic number")
+        }
         if isZstd {
             _ = close(fd)
             do { zstd = try ZstdStreamReader(path: path) } catch { throw Self.map(error) }
@@ -52,14 +56,17 @@ final class InputFile {
                 if status == .end { break }
             }
         } else {
-            buffer.append(contentsOf: repeatElement(0, count: limit))
-            var count = 0
-            while true {
-                count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, limit) }
-                if count >= 0 || errno != EINTR { break }
+            var failure: Int32 = 0
+            buffer = [UInt8](unsafeUninitializedCapacity: limit) { bytes, count in
+                while true {
+                    let got = Glibc.read(descriptor, bytes.baseAddress!, limit)
+                    if got < 0 && errno == EINTR { continue }
+                    if got < 0 { failure = errno }
+                    count = max(got, 0)
+                    return
+                }
             }
-            guard count >= 0 else { throw .unreadable(path: path, detail: String(cString: strerror(errno))) }
-            buffer.removeLast(limit - count)
+            guard failure == 0 else { throw .unreadable(path: path, detail: String(cString: strerror(failure))) }
         }
         bytesRead += buffer.count
         return !buffer.isEmpty

@@ -12,7 +12,7 @@ struct ResultRecordParser {
 
     private mutating func record() throws(Failure) -> ResultRecord {
         var record = ResultRecord(row: 0, deviceToken: "", outcome: .aborted)
-        var seen = Set<String>()
+        var seen: UInt8 = 0
         try expect(UInt8(ascii: "{"))
         skipSpaces()
         if peek() == UInt8(ascii: "}") { throw Failure(detail: "empty object") }
@@ -22,27 +22,28 @@ struct ResultRecordParser {
             skipSpaces()
             try expect(UInt8(ascii: ":"))
             skipSpaces()
-            seen.insert(key)
-            try assign(key, to: &record)
+            seen |= try assign(key, to: &record)
             skipSpaces()
             if peek() == UInt8(ascii: ",") { index += 1; continue }
             try expect(UInt8(ascii: "}"))
             break
         }
-        for required in ["row", "device_token", "outcome"] where !seen.contains(required) {
+        for (bit, required) in [(1, "row"), (2, "device_token"), (4, "outcome")] where seen & UInt8(bit) == 0 {
             throw Failure(detail: "no \(required)")
         }
         return record
     }
 
-    private mutating func assign(_ key: String, to record: inout ResultRecord) throws(Failure) {
+    /// Returns the bit of a required key it filled (row 1, device_token 2, outcome 4), else 0.
+    private mutating func assign(_ key: String, to record: inout ResultRecord) throws(Failure) -> UInt8 {
         switch key {
-        case "row": record.row = Int(try integer())
-        case "device_token": record.deviceToken = try string()
+        case "row": record.row = Int(try integer()); return 1
+        case "device_token": record.deviceToken = try string(); return 2
         case "outcome":
             let name = try string()
             guard let outcome = Outcome(rawValue: name) else { throw Failure(detail: "unknown outcome \(name)") }
             record.outcome = outcome
+            return 4
         case "status": record.status = Int(try integer())
         case "reason": record.reason = try optional { (p: inout Self) throws(Failure) in try p.string() }
         case "apns_id": record.apnsID = try optional { (p: inout Self) throws(Failure) in try p.string() }
@@ -53,6 +54,7 @@ struct ResultRecordParser {
         case "retried_after_connection_loss": record.retriedAfterConnectionLoss = try boolean()
         default: try skipValue()
         }
+        return 0
     }
 
     private mutating func optional<T>(_ parse: (inout Self) throws(Failure) -> T) throws(Failure) -> T? {
@@ -88,6 +90,25 @@ struct ResultRecordParser {
     }
 
     private mutating func integer() throws(Failure) -> Int64 {
+        // Fast path for the plain digits this log writes.
+        var cursor = index
+        var negative = false
+        if cursor < bytes.endIndex && bytes[cursor] == 0x2D { negative = true; cursor += 1 }
+        var value: Int64 = 0
+        let digitsStart = cursor
+        while cursor < bytes.endIndex, bytes[cursor] >= 0x30, bytes[cursor] <= 0x39, cursor - digitsStart < 18 {
+            value = value * 10 + Int64(bytes[cursor] - 0x30)
+            cursor += 1
+        }
+        let next = cursor < bytes.endIndex ? bytes[cursor] : 0
+        if cursor > digitsStart && !(next >= 0x30 && next <= 0x39) && next != 0x2E && next != 0x65 && next != 0x45 {
+            index = cursor
+            return negative ? -value : value
+        }
+        return try generalInteger()
+    }
+
+    private mutating func generalInteger() throws(Failure) -> Int64 {
         let value = try number()
         guard value == value.rounded(), abs(value) < 9e15 else { throw Failure(detail: "expected an integer") }
         return Int64(value)
@@ -106,6 +127,13 @@ struct ResultRecordParser {
 
     private mutating func string() throws(Failure) -> String {
         try expect(UInt8(ascii: "\""))
+        var cursor = index
+        while cursor < bytes.endIndex, bytes[cursor] != 0x22, bytes[cursor] != 0x5C { cursor += 1 }
+        if cursor < bytes.endIndex, bytes[cursor] == 0x22 {
+            let text = String(decoding: bytes[index..<cursor], as: UTF8.self)
+            index = cursor + 1
+            return text
+        }
         var out: [UInt8] = []
         while let byte = peek() {
             index += 1

@@ -44,6 +44,8 @@ public final class ZstdStreamReader {
     private let context: OpaquePointer
     private let descriptor: Int32
     private var input: [UInt8]
+    /// Decompressed bytes land here first, so callers' buffers need no zero-filling.
+    private var scratch: [UInt8]
     private var inputCount = 0
     private var inputPosition = 0
     private var atEndOfFile = false
@@ -70,6 +72,7 @@ public final class ZstdStreamReader {
         self.context = context
         self.descriptor = descriptor
         self.input = [UInt8](repeating: 0, count: max(inputChunk, 4096))
+        self.scratch = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
     }
 
     deinit {
@@ -81,17 +84,13 @@ public final class ZstdStreamReader {
     /// caller can commit whole frames. Throws `.truncated` when the file ends inside a frame.
     public func read(appendingTo output: inout [UInt8], limit: Int) throws(ZstdReadError) -> ZstdReadStatus {
         precondition(limit > 0, "read limit must be positive")
-        let start = output.count
-        output.reserveCapacity(start + limit)
         var produced = 0
         while produced < limit {
             if inputPosition == inputCount && !atEndOfFile { try refill() }
             let noInput = inputPosition == inputCount
             if noInput && !inFrame { return try finish() }
-            let before = output.count
-            output.append(contentsOf: repeatElement(0, count: limit - produced))
-            let (result, written) = try decompressStep(into: &output, at: before, capacity: limit - produced)
-            output.removeLast(limit - produced - written)
+            let (result, written) = try decompressStep(capacity: min(limit - produced, scratch.count))
+            output.append(contentsOf: scratch[0..<written])
             produced += written
             if result == 0 {
                 inFrame = false
@@ -105,12 +104,12 @@ public final class ZstdStreamReader {
         return .more
     }
 
-    private func decompressStep(into output: inout [UInt8], at offset: Int, capacity: Int) throws(ZstdReadError) -> (Int, Int) {
+    private func decompressStep(capacity: Int) throws(ZstdReadError) -> (Int, Int) {
         let inputStart = inputPosition
         let step: (result: Int, consumed: Int, written: Int) = input.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { target in
+            scratch.withUnsafeMutableBytes { target in
                 var inBuffer = ZSTD_inBuffer(src: source.baseAddress, size: inputCount, pos: inputStart)
-                var outBuffer = ZSTD_outBuffer(dst: target.baseAddress! + offset, size: capacity, pos: 0)
+                var outBuffer = ZSTD_outBuffer(dst: target.baseAddress, size: capacity, pos: 0)
                 let result = ZSTD_decompressStream(context, &outBuffer, &inBuffer)
                 return (result, inBuffer.pos - inputStart, outBuffer.pos)
             }

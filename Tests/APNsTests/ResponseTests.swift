@@ -115,3 +115,31 @@ import Testing
         #expect(ErrorBody(decoding: Array("Shutdown".utf8)) == nil)
     }
 }
+
+@Suite struct ErrorBodyRobustnessTests {
+    /// Every corpus document and every error body, cut at every length and with every byte
+    /// replaced by structural and invalid bytes: decoding never traps, and it yields a body
+    /// exactly when the validator accepts the bytes.
+    @Test func mutatedBodiesNeverTrapTheDecoder() {
+        let seeds = (validJSON + invalidJSON).map(\.bytes).filter { $0.count < 200 }
+            + Reason.allCases.map { Response.errorBody($0, timestamp: 1_700_000_000_123) }
+        let replacements: [UInt8] = [0x22, 0x5c, 0x7b, 0x7d, 0x5b, 0x5d, 0x2c, 0x3a, 0x30, 0x2d, 0x20, 0x75, 0x80, 0xff]
+        var decoded = 0
+        func check(_ bytes: [UInt8]) {
+            let body = ErrorBody(decoding: bytes)
+            #expect((body != nil) == (JSONValidator.validate(bytes) == nil))
+            if body != nil { decoded += 1 }
+        }
+        for seed in seeds {
+            for length in 0...seed.count { check(Array(seed.prefix(length))) }
+            for position in seed.indices {
+                for byte in replacements {
+                    var mutated = seed
+                    mutated[position] = byte
+                    check(mutated)
+                }
+            }
+        }
+        #expect(decoded > 1000)
+    }
+}

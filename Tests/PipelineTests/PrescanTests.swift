@@ -114,3 +114,31 @@ import Testing
         #expect(prescanError(path) == .gzip(path: path))
     }
 }
+
+@Suite struct PrescanEdgeTests {
+    @Test func aDuplicatedColumnIsAnError() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("c.csv", "device_token,payload,Device_Token\na,{},b\n")
+        #expect(throws: InputFileError.duplicateColumn(path: path, name: "device_token")) {
+            try Prescan.run(path: path)
+        }
+    }
+
+    @Test func aZstdNameWithoutZstdDataIsCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("c.csv.zst", "device_token\nabc\n")
+        #expect(throws: InputFileError.corruptZstd(path: path, detail: "the file does not start with the zstd magic number")) {
+            try Prescan.run(path: path)
+        }
+    }
+
+    @Test func anUnclosedQuoteInAHugeFileStopsAtTheFieldLimitNotAtTheEnd() throws {
+        let directory = try TemporaryDirectory()
+        let row = "t,{}\n"
+        let rows = String(repeating: row, count: (CSVParser.hardFieldLimit + 1_000_000) / row.utf8.count)
+        let path = try directory.write("c.csv", "device_token,payload\nt1,{}\nt2,\"{\n" + rows)
+        #expect(throws: InputFileError.fieldTooLong(path: path, line: 3, limit: CSVParser.hardFieldLimit)) {
+            try Prescan.run(path: path)
+        }
+    }
+}
