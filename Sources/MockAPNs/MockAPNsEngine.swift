@@ -10,7 +10,6 @@ final class MockAPNsEngine: H2ServerDelegate {
     let recorder: MockAPNsRecorder?
     private var live: [ObjectIdentifier: H2ServerConnection] = [:]
     private var random: UInt64
-    private var recordFlushArmed = false
     private let finished: @Sendable (MockAPNsStats, String?) -> Void
 
     /// `finished` receives the final counters and any record-file failure when the server stops.
@@ -25,10 +24,6 @@ final class MockAPNsEngine: H2ServerDelegate {
     func connectionOpened(_ connection: H2ServerConnection) -> any H2ServerConnectionHandler {
         stats.connections += 1
         live[ObjectIdentifier(connection)] = connection
-        if recorder != nil, !recordFlushArmed {
-            recordFlushArmed = true
-            armRecordFlush(connection)
-        }
         return MockAPNsConnection(engine: self)
     }
 
@@ -58,12 +53,16 @@ final class MockAPNsEngine: H2ServerDelegate {
         stats.maxConcurrentStreamsSeen = max(stats.maxConcurrentStreamsSeen, connection.maxConcurrentStreamsSeen)
     }
 
-    /// The record file gets a zstd frame at least every second.
-    private func armRecordFlush(_ connection: H2ServerConnection) {
-        connection.schedule(after: .seconds(1)) { [weak self, weak connection] in
-            guard let self, let connection else { return }
+    func serverStarted(_ timers: H2ServerTimers) {
+        if recorder != nil { armRecordFlush(timers) }
+    }
+
+    /// The record file gets a zstd frame at least every second (none when nothing was recorded).
+    private func armRecordFlush(_ timers: H2ServerTimers) {
+        timers.schedule(after: .seconds(1)) { [weak self] in
+            guard let self else { return }
             self.recorder?.flush()
-            self.armRecordFlush(connection)
+            self.armRecordFlush(timers)
         }
     }
 

@@ -145,4 +145,28 @@ import Transport
         #expect(response.timestamp == 1_700_000_000_000)
         #expect(outcome.responses.first { $0.tag == 0 }?.body.isEmpty == true)
     }
+
+    @Test func theRecordIsFlushedEverySecondWhileTheServerRuns() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("mock-record-\(UUID().uuidString).jsonl.zst").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let server = try start { $0.recordOutPath = file }
+        defer { _ = try? server.stop() }
+        let outcome = try MockTestClient.run(port: server.port, trust: try #require(server.certificateAuthority),
+                                             requests: alerts(3) + [.alert("zz", jwt: jwt)])
+        #expect(outcome.responses.count == 4)
+        Thread.sleep(forTimeInterval: 1.3)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["zstd", "-dc", file]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = text.split(separator: "\n")
+        #expect(lines.count == 4)
+        #expect(lines.filter { $0.contains(#""status":200,"reason":null"#) }.count == 3)
+        #expect(lines.last?.contains(#""device_token":"zz","apns_id":"#) == true)
+        #expect(lines.last?.contains(#""status":400,"reason":"BadDeviceToken"}"#) == true)
+    }
 }
