@@ -130,7 +130,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         let answer = engine.service.answer(method: request.method, path: request.path, fields: request.fields,
                                            body: request.body, bodyLength: request.bodyLength,
                                            connection: &auth, now: unixSeconds())
-        let apnsID = request.fields.first { $0.name == "apns-id" }?.value ?? engine.makeAPNsID()
+        let apnsID = answer.apnsID ?? engine.makeAPNsID()
         engine.recorder?.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                                 stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID,
                                 status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
@@ -172,7 +172,9 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     }
 
     private func send(_ answer: MockAnswer, apnsID: String, streamID: Int32, on connection: H2ServerConnection) {
-        let headers = [H2Header("apns-id", apnsID, indexing: .neverIndexed)]
+        // Reused: a uniquely held array is updated in place, so an immediate answer allocates no array.
+        responseHeaders[0].value = apnsID
+        let headers = responseHeaders
         var body: [UInt8] = []
         if let reason = answer.reason, answer.status != 200 {
             body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
@@ -185,6 +187,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             connection.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
         }
     }
+
+    private var responseHeaders = [H2Header("apns-id", "", indexing: .neverIndexed)]
 
     func connectionClosed(_ connection: H2ServerConnection) {
         engine.connectionClosed(connection)

@@ -13,6 +13,8 @@ public struct MockAnswer: Sendable, Equatable {
     public var deviceToken: Substring
     /// The request passed the authorization check (a connection's stream limit rises after the first).
     public var passedAuthorization: Bool
+    /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
+    public var apnsID: String?
 
     public var isRefusal: Bool { status == 0 }
 }
@@ -43,7 +45,7 @@ public final class MockAPNsService {
         var result = MockAnswer(status: 200, reason: nil, timestamp: nil, deviceToken: "", passedAuthorization: false)
         if let token = HeaderRules.deviceTokenHex(inPath: path) { result.deviceToken = token }
         if let reason = check(method: method, path: path, fields: fields, body: body, bodyLength: bodyLength,
-                              connection: &connection, now: now, passedAuthorization: &result.passedAuthorization) {
+                              connection: &connection, now: now, into: &result) {
             result.status = reason.status
             result.reason = reason.name
             return result
@@ -54,17 +56,19 @@ public final class MockAPNsService {
 
     /// The first check that fails, in APNS.md's order.
     private func check(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
-                       connection: inout MockConnectionAuth, now: Int64, passedAuthorization: inout Bool) -> Reason? {
+                       connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
+        var headers = MockRequestHeaders()
+        let unique = headers.collect(fields)
+        result.apnsID = unique ? headers.apnsID : nil
         if method != "POST" { return .methodNotAllowed }
         if let reason = HeaderRules.checkPath(path) { return reason }
-        var headers = MockRequestHeaders()
-        if !headers.collect(fields) { return .duplicateHeaders }
+        if !unique { return .duplicateHeaders }
         if !configuration.usesCertificates {
             if let reason = authorizer.check(authorization: headers.authorization, connection: &connection, now: now) {
                 return reason
             }
         }
-        passedAuthorization = true
+        result.passedAuthorization = true
         let pushType = headers.pushType.flatMap { PushType(headerValue: $0) }
         if let reason = checkTopic(headers.topic, pushType: pushType ?? (headers.pushType == nil ? .alert : nil)) {
             return reason
