@@ -69,11 +69,12 @@ public final class MockAPNsService {
             }
         }
         result.passedAuthorization = true
-        let pushType = headers.pushType.flatMap { PushType(headerValue: $0) }
+        let pushType = headers.pushType.flatMap { Self.pushTypes[$0] }
         if let reason = checkTopic(headers.topic, pushType: pushType ?? (headers.pushType == nil ? .alert : nil)) {
             return reason
         }
-        if let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
+        // Parsed once above; only an unknown name needs the rule's answer.
+        if pushType == nil, let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
         let type = pushType ?? .alert
         if let reason = HeaderRules.checkPriority(headers.priority, pushType: type) { return reason }
         if let reason = HeaderRules.checkExpiration(headers.expiration) { return reason }
@@ -82,6 +83,10 @@ public final class MockAPNsService {
         if bodyLength > Limits.payloadBytes(for: type) { return .payloadTooLarge }
         return HeaderRules.checkPayload(body, pushType: type)
     }
+
+    /// `PushType(headerValue:)` as a table: the same exact names, one hash per request.
+    private static let pushTypes: [String: PushType] =
+        Dictionary(uniqueKeysWithValues: PushType.allCases.map { ($0.headerValue, $0) })
 
     private func checkTopic(_ topic: String?, pushType: PushType?) -> Reason? {
         let certificates = configuration.usesCertificates
