@@ -36,7 +36,9 @@ import Transport
         #expect(outcome.responses.allSatisfy { $0.status == 200 && $0.apnsID?.count == 36 })
         // The client starts at one stream (no event) and hears of 40 once.
         #expect(outcome.streamLimits == [40])
+        #expect(server.stats().requests == 200)
         let stats = try server.stop()
+        #expect(server.stats() == stats)
         #expect(stats.requests == 200)
         #expect(stats.maxConcurrentStreamsSeen > 1 && stats.maxConcurrentStreamsSeen <= 40)
         #expect(stats.connections == 1)
