@@ -10,7 +10,6 @@ final class MockAPNsEngine: H2ServerDelegate {
     let recorder: MockAPNsRecorder?
     private var live: [ObjectIdentifier: H2ServerConnection] = [:]
     private var random: UInt64
-    private var recordFlushArmed = false
     private let finished: @Sendable (MockAPNsStats, String?) -> Void
 
     /// `finished` receives the final counters and any record-file failure when the server stops.
@@ -25,10 +24,6 @@ final class MockAPNsEngine: H2ServerDelegate {
     func connectionOpened(_ connection: H2ServerConnection) -> any H2ServerConnectionHandler {
         stats.connections += 1
         live[ObjectIdentifier(connection)] = connection
-        if recorder != nil, !recordFlushArmed {
-            recordFlushArmed = true
-            armRecordFlush(connection)
-        }
         return MockAPNsConnection(engine: self)
     }
 
@@ -58,12 +53,16 @@ final class MockAPNsEngine: H2ServerDelegate {
         stats.maxConcurrentStreamsSeen = max(stats.maxConcurrentStreamsSeen, connection.maxConcurrentStreamsSeen)
     }
 
-    /// The record file gets a zstd frame at least every second.
-    private func armRecordFlush(_ connection: H2ServerConnection) {
-        connection.schedule(after: .seconds(1)) { [weak self, weak connection] in
-            guard let self, let connection else { return }
+    func serverStarted(_ timers: H2ServerTimers) {
+        if recorder != nil { armRecordFlush(timers) }
+    }
+
+    /// The record file gets a zstd frame at least every second (none when nothing was recorded).
+    private func armRecordFlush(_ timers: H2ServerTimers) {
+        timers.schedule(after: .seconds(1)) { [weak self] in
+            guard let self else { return }
             self.recorder?.flush()
-            self.armRecordFlush(connection)
+            self.armRecordFlush(timers)
         }
     }
 
@@ -113,7 +112,10 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     private var requests = 0
     private var raised = false
     private var throttled = false
+    /// Stalled or about to be reset: later requests are left unanswered.
     private var stalled = false
+    /// Set once GOAWAY went out: streams above it are not processed (the client resends them).
+    private var goawayLastStreamID: Int32?
 
     init(engine: MockAPNsEngine) {
         self.engine = engine
@@ -122,17 +124,19 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
         engine.stats.requests += 1
         if stalled { return }
+        if let last = goawayLastStreamID, request.streamID > last { return }
         requests += 1
         let configuration = engine.configuration
         let answer = engine.service.answer(method: request.method, path: request.path, fields: request.fields,
                                            body: request.body, bodyLength: request.bodyLength,
                                            connection: &auth, now: unixSeconds())
-        let apnsID = request.fields.first { $0.name == "apns-id" }?.value ?? engine.makeAPNsID()
+        let apnsID = answer.apnsID ?? engine.makeAPNsID()
         engine.recorder?.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                                 stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID,
                                 status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
         adjustStreams(after: answer, on: connection)
         if requests == configuration.goawayAfter {
+            goawayLastStreamID = request.streamID
             connection.goaway(lastStreamID: request.streamID, debugData: "{\"reason\":\"Shutdown\"}")
         }
         if answer.isRefusal {
@@ -147,7 +151,9 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             connection.stall()
         }
         if requests == configuration.resetAfter {
-            // On the next loop turn, once this answer has been written.
+            // Later requests of the same read are ignored; the reset comes on the next loop turn,
+            // once this answer has been written.
+            stalled = true
             connection.schedule(after: .zero) { [weak connection] in connection?.reset() }
         }
     }
@@ -166,7 +172,9 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     }
 
     private func send(_ answer: MockAnswer, apnsID: String, streamID: Int32, on connection: H2ServerConnection) {
-        let headers = [H2Header("apns-id", apnsID, indexing: .neverIndexed)]
+        // Reused: a uniquely held array is updated in place, so an immediate answer allocates no array.
+        responseHeaders[0].value = apnsID
+        let headers = responseHeaders
         var body: [UInt8] = []
         if let reason = answer.reason, answer.status != 200 {
             body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
@@ -179,6 +187,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             connection.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
         }
     }
+
+    private var responseHeaders = [H2Header("apns-id", "", indexing: .neverIndexed)]
 
     func connectionClosed(_ connection: H2ServerConnection) {
         engine.connectionClosed(connection)

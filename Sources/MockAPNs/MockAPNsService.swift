@@ -13,6 +13,8 @@ public struct MockAnswer: Sendable, Equatable {
     public var deviceToken: Substring
     /// The request passed the authorization check (a connection's stream limit rises after the first).
     public var passedAuthorization: Bool
+    /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
+    public var apnsID: String?
 
     public var isRefusal: Bool { status == 0 }
 }
@@ -43,7 +45,7 @@ public final class MockAPNsService {
         var result = MockAnswer(status: 200, reason: nil, timestamp: nil, deviceToken: "", passedAuthorization: false)
         if let token = HeaderRules.deviceTokenHex(inPath: path) { result.deviceToken = token }
         if let reason = check(method: method, path: path, fields: fields, body: body, bodyLength: bodyLength,
-                              connection: &connection, now: now, passedAuthorization: &result.passedAuthorization) {
+                              connection: &connection, now: now, into: &result) {
             result.status = reason.status
             result.reason = reason.name
             return result
@@ -54,22 +56,25 @@ public final class MockAPNsService {
 
     /// The first check that fails, in APNS.md's order.
     private func check(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
-                       connection: inout MockConnectionAuth, now: Int64, passedAuthorization: inout Bool) -> Reason? {
+                       connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
+        var headers = MockRequestHeaders()
+        let unique = headers.collect(fields)
+        result.apnsID = unique ? headers.apnsID : nil
         if method != "POST" { return .methodNotAllowed }
         if let reason = HeaderRules.checkPath(path) { return reason }
-        var headers = MockRequestHeaders()
-        if !headers.collect(fields) { return .duplicateHeaders }
+        if !unique { return .duplicateHeaders }
         if !configuration.usesCertificates {
             if let reason = authorizer.check(authorization: headers.authorization, connection: &connection, now: now) {
                 return reason
             }
         }
-        passedAuthorization = true
-        let pushType = headers.pushType.flatMap { PushType(headerValue: $0) }
+        result.passedAuthorization = true
+        let pushType = headers.pushType.flatMap { Self.pushTypes[$0] }
         if let reason = checkTopic(headers.topic, pushType: pushType ?? (headers.pushType == nil ? .alert : nil)) {
             return reason
         }
-        if let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
+        // Parsed once above; only an unknown name needs the rule's answer.
+        if pushType == nil, let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
         let type = pushType ?? .alert
         if let reason = HeaderRules.checkPriority(headers.priority, pushType: type) { return reason }
         if let reason = HeaderRules.checkExpiration(headers.expiration) { return reason }
@@ -78,6 +83,10 @@ public final class MockAPNsService {
         if bodyLength > Limits.payloadBytes(for: type) { return .payloadTooLarge }
         return HeaderRules.checkPayload(body, pushType: type)
     }
+
+    /// `PushType(headerValue:)` as a table: the same exact names, one hash per request.
+    private static let pushTypes: [String: PushType] =
+        Dictionary(uniqueKeysWithValues: PushType.allCases.map { ($0.headerValue, $0) })
 
     private func checkTopic(_ topic: String?, pushType: PushType?) -> Reason? {
         let certificates = configuration.usesCertificates

@@ -5,7 +5,7 @@ import Foundation
 public struct MockAPNsStats: Sendable, Equatable {
     /// Complete requests received (answered, refused or dropped by GOAWAY).
     public var requests = 0
-    /// Answers by HTTP status; refused streams count under 0... no: see `refusedStreams`.
+    /// Answers by HTTP status (refused streams are counted in `refusedStreams` instead).
     public var byStatus: [Int: Int] = [:]
     /// Error answers by reason.
     public var byReason: [String: Int] = [:]

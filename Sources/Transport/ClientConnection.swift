@@ -9,9 +9,19 @@
 /// (pull: when a slot frees, `connectionHasFreeSlots`). Every submitted tag ends in exactly one of
 /// `didReceive` / `didNotProcess` / `lost`, whatever happens, and `didCloseWith` comes once, last.
 ///
+/// Event order: events reach the delegate in the order nghttp2 produced them. For each read: `connectionDidBecomeReady` (once, before any
+/// event of the read that brought the server's SETTINGS), then every event of the read in order (a
+/// GOAWAY before the `didNotProcess(.aboveGoawayLastStream)` of the streams it cuts off), then one
+/// `connectionHasFreeSlots` if slots opened, then one TLS write of everything submitted meanwhile.
+/// When the connection dies, what the last read brought is still delivered first, then each request
+/// still in flight (`lost`, or `didNotProcess(.neverSent)` if it never left), then `didCloseWith`.
+/// Callbacks may run while `state` is already `.closed` (a read that ended in EOF): `submit` then
+/// returns false.
+///
 /// Health, on one timer per connection: after `pingInterval` with nothing received a PING goes out,
 /// and no acknowledgement within `pingTimeout` fails the connection; the oldest request in flight
-/// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`.
+/// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`
+/// (`submittedAt` must therefore be `Reactor.monotonicNanoseconds()`, see `submit`).
 public final class ClientConnection {
     public struct Configuration: Sendable {
         /// Host (SNI, certificate check, `:authority`) and port.
@@ -74,6 +84,8 @@ public final class ClientConnection {
     var handshakeDeadline: UInt64 = 0
     var lastReceiveAt: UInt64 = 0
     var pingSentAt: UInt64?
+    /// PINGs sent so far (tests and diagnostics).
+    var pingsSent = 0
     let pingIntervalNanoseconds: UInt64
     let pingTimeoutNanoseconds: UInt64
     let responseTimeoutNanoseconds: UInt64

@@ -2,7 +2,7 @@
 // server's SETTINGS), the PING (silence for pingInterval), the PING acknowledgement, and the oldest
 // in-flight request's response. Activity only moves deadlines later, so the timer is not re-armed
 // per read or per request: when it fires early it finds nothing due and re-arms. Only a deadline
-// that becomes earlier (the first request after an idle spell, a PING sent) re-arms it at once.
+// that becomes earlier (the first request after an idle spell, a PING sent or acknowledged) re-arms it.
 
 extension ClientConnection {
     /// The earliest instant something must be checked, or `.max`.
@@ -66,7 +66,10 @@ extension ClientConnection {
                 tearDown(.responseTimeout(peer: peer, timeout: configuration.responseTimeout))
             } else if pingSentAt == nil, now &- lastReceiveAt >= pingIntervalNanoseconds {
                 do {
-                    if try h2.submitPing() { pingSentAt = now }
+                    if try h2.submitPing() {
+                        pingSentAt = now
+                        pingsSent += 1
+                    }
                 } catch {
                     tearDown(.protocolError(error))
                 }

@@ -6,77 +6,6 @@ import CNGHTTP2
 // what the callbacks submitted (one TLS write per batch), and closes when the session is done.
 
 extension ClientConnection {
-    // MARK: Connect and handshake
-
-    func connectFinished(_ result: Result<Socket, SocketError>) {
-        guard phase == .connecting else {
-            // Closed while connecting: the socket is ours to drop.
-            if case let .success(socket) = result { socket.close() }
-            return
-        }
-        switch result {
-        case let .failure(error):
-            tearDown(.connect(error))
-        case let .success(socket):
-            self.socket = socket
-            do throws(TLSError) {
-                let tls = try TLSSession(client: configuration.tls, socket: socket, host: configuration.endpoint.host)
-                self.tls = tls
-                fd = socket.fd
-                try register(interest: .readable)
-                phase = .handshaking
-                handshakeDeadline = Reactor.monotonicNanoseconds() &+ Reactor.nanoseconds(configuration.handshakeTimeout)
-                armHealthTimer()
-                stepHandshake()
-            } catch {
-                tearDown(.tls(error))
-            }
-        }
-        settle()
-    }
-
-    private func register(interest: ReactorInterest) throws(TLSError) {
-        do {
-            try reactor.register(fd, interest: interest, handler: ClientConnectionHandler(self))
-            isRegistered = true
-        } catch {
-            throw TLSError.handshakeFailed(peer: configuration.endpoint.host, detail: error.description)
-        }
-    }
-
-    func stepHandshake() {
-        guard phase == .handshaking, let tls else { return }
-        do {
-            switch try tls.handshake() {
-            case .complete: beginHTTP2()
-            case .wantRead: reactor.setInterest(.readable, for: fd)
-            case .wantWrite: reactor.setInterest(.writable, for: fd)
-            }
-        } catch {
-            tearDown(.tls(error))
-        }
-    }
-
-    private func beginHTTP2() {
-        let host = configuration.endpoint.host
-        let port = configuration.endpoint.port
-        let bracketed = host.contains(":") ? "[\(host)]" : host
-        let authority = port == 443 ? bracketed : "\(bracketed):\(port)"
-        do {
-            h2 = try H2ClientSession(configuration: .init(
-                authority: authority, maxStreams: configuration.maxStreams,
-                singleStreamUntilAuthorized: configuration.singleStreamUntilAuthorized))
-        } catch {
-            return tearDown(.protocolError(error))
-        }
-        phase = .awaitingSettings
-        lastReceiveAt = Reactor.monotonicNanoseconds()
-        reactor.setInterest(.readable, for: fd)
-        writeOutput()
-        // The server's SETTINGS may already wait inside OpenSSL, where epoll cannot see them.
-        readAndReceive()
-    }
-
     // MARK: Readiness
 
     func onReadable() {
@@ -133,7 +62,8 @@ extension ClientConnection {
             }
             if received { lastReceiveAt = Reactor.monotonicNanoseconds() }
             if status == .closed {
-                let clean = phase == .draining && h2.inFlightCount == 0
+                // After GOAWAY (theirs or ours) with nothing left in flight, an EOF is the expected end.
+                let clean = h2.inFlightCount == 0 && (closeRequested || h2.receivedGoaway != nil)
                 tearDown(clean ? nil : .peerClosed(peer: peer))
             }
         } catch let error as TLSError {
@@ -230,6 +160,8 @@ extension ClientConnection {
             delegate?.connection(self, didReceiveGoaway: goaway)
         case .pingAcknowledged:
             pingSentAt = nil
+            // The next PING is due pingInterval from now, which may be before the ack deadline armed.
+            armHealthTimer()
         case .maxConcurrentStreamsChanged:
             slotsMayHaveOpened = true
         }
@@ -278,6 +210,7 @@ extension ClientConnection {
         self.delegate = nil
         tls = nil
         socket = nil
+        h2 = nil
         delegate?.connection(self, didCloseWith: closeError)
     }
 }

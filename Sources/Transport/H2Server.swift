@@ -94,9 +94,11 @@ public final class H2Server<Delegate: H2ServerDelegate>: Sendable {
         let registered = Rendezvous<Result<Void, SocketError>>()
         reactor.execute {
             let core = bound.value
-            core.delegate = makeDelegate()
+            let delegate = makeDelegate()
+            core.delegate = delegate
             do throws(SocketError) {
                 try reactor.register(listener.fd, interest: .readable, handler: core)
+                delegate.serverStarted(H2ServerTimers(reactor: reactor))
                 registered.fulfil(.success(()))
             } catch {
                 registered.fulfil(.failure(error))

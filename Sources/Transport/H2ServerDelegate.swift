@@ -6,12 +6,26 @@
 public protocol H2ServerDelegate: AnyObject, SendableMetatype {
     /// A client finished its TLS handshake; return what answers its requests.
     func connectionOpened(_ connection: H2ServerConnection) -> any H2ServerConnectionHandler
+    /// The server is listening; `timers` runs work on its reactor thread (periodic flushes, ...).
+    func serverStarted(_ timers: H2ServerTimers)
     /// The server is stopping: every connection is about to receive GOAWAY and close.
     func serverStopping()
 }
 
 extension H2ServerDelegate {
+    public func serverStarted(_ timers: H2ServerTimers) {}
     public func serverStopping() {}
+}
+
+/// Timers on an `H2Server`'s reactor, for its delegate. Reactor thread only.
+public struct H2ServerTimers {
+    let reactor: Reactor
+
+    /// Runs `action` on the reactor thread after `delay`; dropped when the server stops.
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerID {
+        reactor.schedule(after: delay, action)
+    }
 }
 
 /// Answers the requests of one connection, now or later (`H2ServerConnection.schedule`).

@@ -45,6 +45,13 @@ struct StopSignal {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw RunFailure.usage("cannot create a pipe for signal handling: errno \(errno)") }
         writeFD = fds[1]
+        // A parent may have left them blocked (Foundation's Process does): unblock them here, before
+        // any thread starts, so every thread inherits the open mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         for number in [SIGINT, SIGTERM] {
             signal(number) { _ in
                 var byte: UInt8 = 1
