@@ -152,6 +152,8 @@ public final class Campaign: Sendable {
             if control.isStopping && !stopHandled {
                 stopHandled = true
                 shared.work.close()
+                // The reader may be done already: nobody else would ever take these jobs.
+                shared.recordQueuedWorkAsStopped()
                 for handle in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
             }
             if !control.isStopping {
@@ -160,7 +162,7 @@ public final class Campaign: Sendable {
                 } else if let since = downSince {
                     let seconds = ProgressLine.seconds(ContinuousClock.now - since)
                     if seconds >= configuration.unreachableTimeoutSeconds {
-                        control.stop(.unreachable(seconds: Int(configuration.unreachableTimeoutSeconds)))
+                        control.stop(.unreachable(seconds: configuration.unreachableTimeoutSeconds))
                     }
                 } else {
                     downSince = .now
@@ -235,15 +237,7 @@ final class Reader: Sendable {
         if shared.control.isStopping { drainStopped() }
     }
 
-    /// After a stop, jobs still in the work queue will never be sent: record them.
-    private func drainStopped() {
-        guard let cause = shared.control.stopCause else { return }
-        var left: [Job] = []
-        shared.work.takeBatch(max: Int.max, into: &left)
-        if !left.isEmpty {
-            shared.outcomes.put(left.map { $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows) })
-        }
-    }
+    private func drainStopped() { shared.recordQueuedWorkAsStopped() }
 }
 
 /// A worker and its reactor; the worker is touched only on that reactor's thread (via execute).

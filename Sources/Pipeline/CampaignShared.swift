@@ -27,6 +27,17 @@ final class CampaignShared: Sendable {
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
     }
 
+    /// After a stop: jobs still waiting in the work queue will never be sent; record each of them
+    /// as the stop cause says. Safe from any thread, and more than once (a job is taken once).
+    func recordQueuedWorkAsStopped() {
+        guard let cause = control.stopCause else { return }
+        var left: [Job] = []
+        work.takeBatch(max: Int.max, into: &left)
+        if !left.isEmpty {
+            outcomes.put(left.map { $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows) })
+        }
+    }
+
     var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }
 
     func noteConnectionReady(endpointIndex: Int) {

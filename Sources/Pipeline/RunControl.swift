@@ -14,7 +14,7 @@ public enum StopCause: Sendable, Equatable {
     /// SIGINT or SIGTERM.
     case interrupted(signal: Int32)
     /// Every endpoint unreachable for `--unreachable-timeout`: the rest gave up (exit 3, not 2).
-    case unreachable(seconds: Int)
+    case unreachable(seconds: Double)
     /// The input failed mid-run (with `--no-prescan`), or another error that ends the run.
     case fatal(detail: String)
 
@@ -55,7 +55,7 @@ public enum StopCause: Sendable, Equatable {
         case .interrupted(let signal):
             "interrupted by signal \(signal); unfinished rows are recorded as aborted."
         case .unreachable(let seconds):
-            "every endpoint was unreachable for \(seconds) s (--unreachable-timeout); the remaining "
+            "every endpoint was unreachable for \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s (--unreachable-timeout); the remaining "
                 + "rows gave up with reason Unreachable."
         case .fatal(let detail):
             detail

@@ -47,7 +47,7 @@ import Testing
             lines.append([String(format: "%064x", row), Self.payload, "", "", "", "", "", ""].map(Self.field).joined(separator: ","))
         }
         row += 1
-        lines.append([Self.good, Self.payload, "", ""].joined(separator: ","))  // too few fields
+        lines.append([Self.good, Self.payload, "", ""].map(Self.field).joined(separator: ","))  // too few fields
         expected[row] = "FieldCountMismatch"
         row += 1
         lines.append([Self.good, "{\"a\":\"" + String(repeating: "y", count: 70_000) + "\"}", "", "", "", "", "", ""]
