@@ -1,12 +1,23 @@
 #!/bin/sh
-# make demo: shows the main job as far as it exists today.
+# make demo: a real 200,000-row campaign to the embedded mock APNs, with light faults.
 # Usage: jobs/demo.sh BINARY OUTDIR
 set -eu
 bin=$1
 out=$2
+rows=${DEMO_ROWS:-200000}
+rm -rf "$out"
 mkdir -p "$out"
 echo "== apns-bulk $("$bin" --version)"
-echo "== a fresh P-256 signing key (the kind Apple's .p8 files hold): $out/AuthKey_DEMO123456.p8"
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$out/AuthKey_DEMO123456.p8" 2>/dev/null
-echo "== apns-bulk token --key-file $out/AuthKey_DEMO123456.p8 --key-id DEMO123456 --team-id TEAM123456"
-"$bin" token --key-file "$out/AuthKey_DEMO123456.p8" --key-id DEMO123456 --team-id TEAM123456
+echo "== apns-bulk gen --rows $rows (1% invalid rows, 2% unregistered tokens)"
+"$bin" gen --rows "$rows" --out "$out/campaign.csv.zst" --invalid-rate 0.01 \
+    --unregistered-rate 0.02 --unregistered-out "$out/unregistered.txt" --seed 42
+echo "== apns-bulk send --config jobs/demo.toml --endpoint mock (GOAWAYs, 429s and 503s switched on)"
+status=0
+"$bin" send --config jobs/demo.toml --input "$out/campaign.csv.zst" --out "$out/run" \
+    --mock-option "unregistered-file=$out/unregistered.txt" || status=$?
+echo "== exit status $status (0: every row done; 3: some gave up; 2: aborted)"
+echo "== the dead-token report (first lines of $out/run/dead-tokens.csv):"
+head -4 "$out/run/dead-tokens.csv"
+echo "== the result log decodes with the zstd CLI too:"
+zstd -dc "$out/run/results.jsonl.zst" | head -2
+exit "$status"

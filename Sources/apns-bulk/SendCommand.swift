@@ -96,8 +96,9 @@ struct SendCommand: ParsableCommand {
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
     var config: String?
 
-    /// Generated from a job file's [mock] table: mock-server flags for the embedded mock.
-    @Option(name: .customLong("mock-option"), help: ArgumentHelp(visibility: .hidden))
+    /// A job file's [mock] table arrives here too.
+    @Option(name: .customLong("mock-option"),
+            help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable.")
     var mockOptions: [String] = []
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }

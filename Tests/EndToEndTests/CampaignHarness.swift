@@ -61,14 +61,15 @@ final class MockServerProcess {
     let recordFile: String
     private let stderrFile: String
 
-    init(scratch: Scratch, keyFile: String, extra: [String] = []) throws {
+    /// `authentication` replaces the token-verification flags (e.g. `--client-ca CA.pem`).
+    init(scratch: Scratch, keyFile: String, extra: [String] = [], authentication: [String]? = nil) throws {
         caFile = scratch.path("mock-ca-\(UUID().uuidString.prefix(8)).pem")
         statsFile = scratch.path("mock-stats-\(UUID().uuidString.prefix(8)).json")
         recordFile = scratch.path("mock-record-\(UUID().uuidString.prefix(8)).jsonl.zst")
         process.executableURL = Binary.url
-        process.arguments = ["mock-server", "--listen", "127.0.0.1:0", "--ca-out", caFile,
-                             "--verify-key-file", keyFile, "--key-id", Self.keyID, "--team-id", Self.teamID,
-                             "--topic", Self.topic, "--stats-out", statsFile, "--record-out", recordFile] + extra
+        let auth = authentication ?? ["--verify-key-file", keyFile, "--key-id", Self.keyID, "--team-id", Self.teamID]
+        process.arguments = ["mock-server", "--listen", "127.0.0.1:0", "--ca-out", caFile] + auth
+            + ["--topic", Self.topic, "--stats-out", statsFile, "--record-out", recordFile] + extra
         let stdoutPipe = Pipe()
         process.standardOutput = stdoutPipe
         // A file, not a pipe: nobody drains it while the server runs.
