@@ -31,20 +31,45 @@ final class Scratch {
     }
 }
 
+/// Runs a program to the end and collects what it printed.
 enum Command {
-    static func run(_ executable: String, _ arguments: [String]) throws -> Binary.Result {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Binary.Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Read stderr on another thread so that neither pipe can fill up and stall the child.
+        let errData = LockedData()
+        let errReader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        errReader.start()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Binary.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self))
+                             stderr: String(decoding: errData.wait(), as: UTF8.self))
+    }
+}
+
+/// Hands the stderr bytes from the reading thread to the waiting one.
+final class LockedData: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data: Data?
+
+    func set(_ value: Data) {
+        condition.lock()
+        data = value
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wait() -> Data {
+        condition.lock()
+        defer { condition.unlock() }
+        while data == nil { condition.wait() }
+        return data!
     }
 }
 
