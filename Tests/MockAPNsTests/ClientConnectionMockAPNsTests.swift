@@ -110,6 +110,8 @@ struct MockRunReport: Sendable {
     var slotsAtReady: [Int] = []
     var maxInFlight = 0
     var maxInFlightBeforeAuthorized = 0
+    /// Each answered tag's status and body, for decoding.
+    var answers: [UInt64: (status: Int, body: [UInt8])] = [:]
     var endings: Int { responses + notProcessed.count + lost.count }
 }
 
@@ -158,6 +160,7 @@ private final class MockRunDriver: ClientConnectionDelegate {
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         report.responses += 1
         report.statuses[response.status, default: 0] += 1
+        report.answers[response.tag] = (response.status, response.body)
         if response.status != 403 { authorized = true }
         if closeWhenDone, report.responses == total { connection.close() }
     }
