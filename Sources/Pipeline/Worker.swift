@@ -23,7 +23,6 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     private var finished: [ResultRecord] = []
     private var retryPolicy: RetryPolicy
-    private var reconnectBackoff: Backoff
     private var waitingForWork = false
     private var stopping = false
     private var shuttingDown = false
@@ -38,17 +37,20 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
                                   capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
                                   seed: configuration.seed &+ UInt64(index) &* 7919)
-        reconnectBackoff = Backoff(baseMilliseconds: configuration.reconnectBaseMilliseconds,
-                                   capMilliseconds: max(configuration.reconnectBaseMilliseconds,
-                                                        configuration.reconnectMaxMilliseconds),
-                                   seed: configuration.seed &+ UInt64(index) &* 104_729 &+ 1)
     }
 
     // MARK: - Lifecycle (called through reactor.execute)
 
     func start(slots assigned: [ConnectionSlot]) {
         slots = assigned
-        for slot in slots { connect(slot) }
+        let configuration = shared.configuration
+        for slot in slots {
+            slot.reconnects = ReconnectSchedule(
+                baseMilliseconds: configuration.reconnectBaseMilliseconds,
+                capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
+                seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
+            connect(slot)
+        }
     }
 
     /// The run is stopping: finish nothing new; whatever is not in flight ends now as the stop
@@ -131,20 +133,20 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func connectionFailed(_ slot: ConnectionSlot, detail: String, configurationError: Bool) {
         shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: detail,
                                      configurationError: configurationError)
-        scheduleReconnect(slot)
+        scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
     }
 
-    private func scheduleReconnect(_ slot: ConnectionSlot) {
+    /// Every reconnect waits (ReconnectSchedule: exponential with jitter over consecutive failures,
+    /// the count starting over only after a connection stayed up for a while), so a flapping
+    /// endpoint is never hammered.
+    private func scheduleReconnect(_ slot: ConnectionSlot, after delay: Duration) {
         guard !stopping else { return }
-        slot.consecutiveFailures += 1
-        let delay = reconnectBackoff.delayMilliseconds(attempt: slot.consecutiveFailures)
-        slot.reconnectTimer = reactor.schedule(after: .milliseconds(delay)) { [self] in connect(slot) }
+        slot.reconnectTimer = reactor.schedule(after: delay) { [self] in connect(slot) }
     }
 
     func connectionDidBecomeReady(_ connection: ClientConnection) {
         guard let slot = slotByConnection[ObjectIdentifier(connection)] else { return }
         slot.isReady = true
-        slot.consecutiveFailures = 0
         shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
         fill(slot)
     }
@@ -172,13 +174,12 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         slot.isReady = false
         slot.connection = nil
         if shuttingDown { return }
+        let delay = slot.reconnects.connectionEnded(connection)
         if let error {
-            connectionFailed(slot, detail: error.description, configurationError: error.isConfigurationError)
-        } else if !stopping {
-            // A clean close (a GOAWAY that drained): reconnect after the smallest backoff.
-            slot.consecutiveFailures = 0
-            scheduleReconnect(slot)
+            shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
+                                         configurationError: error.isConfigurationError)
         }
+        scheduleReconnect(slot, after: delay)
         fillAll()
         publish()
     }
@@ -400,7 +401,7 @@ final class ConnectionSlot {
     var connection: ClientConnection?
     var endpointLabel: String?
     var isReady = false
-    var consecutiveFailures = 0
+    var reconnects = ReconnectSchedule()
     var reconnectTimer: TimerID?
 
     init(id: Int, endpointIndex: Int, addressIndex: Int) {
