@@ -88,7 +88,7 @@ public final class Campaign: Sendable {
         for handle in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
         }
-        // Let the connections send their GOAWAY/close, then end the threads.
+        // A moment for the GOAWAY frames to leave; stopping a reactor aborts whatever is left.
         Thread.sleep(forTimeInterval: 0.05)
         for handle in workers {
             handle.reactor.stop()

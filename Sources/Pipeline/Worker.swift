@@ -80,11 +80,11 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         publish()
     }
 
-    /// Every row is recorded: close the connections.
+    /// Every row is recorded: say goodbye (GOAWAY) on every connection; nothing is in flight.
     func shutdown() {
         shuttingDown = true
         stopping = true
-        closeConnections(abort: true)
+        closeConnections(abort: false)
     }
 
     private func closeConnections(abort: Bool) {

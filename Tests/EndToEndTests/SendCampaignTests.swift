@@ -262,7 +262,7 @@ import Testing
     }
 
     @Test func sigtermRecordsEveryRowAndWritesEveryFile() throws {
-        let rig = try Rig(rows: 20000)
+        let rig = try Rig(rows: 30000)
         let mock = try rig.mock(["--latency-ms", "50"])
         let out = rig.scratch.path("out-term")
         let process = Process()
@@ -270,13 +270,14 @@ import Testing
         process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
         process.standardError = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: 1.5)
+        // About 2,000 rows a second (2 connections × 50 streams / 50 ms): well inside the run.
+        Thread.sleep(forTimeInterval: 2.5)
         process.terminate()
         process.waitUntilExit()
         mock.stop()
         #expect(process.terminationStatus == 2)
         let run = CampaignRun(result: .init(status: process.terminationStatus, stdout: "", stderr: ""), outDirectory: out)
-        try run.checkEveryRowExactlyOnce(rows: 20000)
+        try run.checkEveryRowExactlyOnce(rows: 30000)
         let summary = try run.summary
         #expect((summary["aborted"] as? Int ?? 0) > 0)
         #expect((summary["delivered"] as? Int ?? 0) > 0)
