@@ -129,4 +129,25 @@ import Testing
         #expect((summary["bad_token"] as? Int ?? 0) >= 100)
         #expect((summary["aborted"] as? Int ?? 0) > 300)
     }
+
+    @Test func noPrescanReadsACampaignFromANamedPipe() throws {
+        let rig = try SendCampaignTests.Rig(rows: 1500, invalidRate: 0.02)
+        let fifo = rig.scratch.path("campaign.pipe")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let content = try Data(contentsOf: URL(fileURLWithPath: rig.csv))
+        // A producer writes the campaign into the pipe, as `zcat | apns-bulk` would.
+        let writer = Thread {
+            if let handle = FileHandle(forWritingAtPath: fifo) {
+                handle.write(content)
+                try? handle.close()
+            }
+        }
+        writer.start()
+        let mock = try rig.mock()
+        let run = try rig.send(mock, ["--no-prescan"], input: fifo)
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 1500)
+        #expect(try run.summary["rejected"] as? Int == rig.totals.invalid)
+    }
 }
