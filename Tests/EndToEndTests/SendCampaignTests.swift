@@ -58,6 +58,19 @@ import Testing
             return CampaignRun(result: result, outDirectory: out)
         }
 
+        /// Starts `send`, sends it `signal` after `seconds`, and waits for it to end.
+        func sendInterrupted(_ mock: MockServerProcess, out: String, after seconds: Double, signal: Int32) throws -> Process {
+            let process = Process()
+            process.executableURL = Binary.url
+            process.arguments = sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: seconds)
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            return process
+        }
+
         func sendArguments(endpoint: String, caFile: String, input: String, out: String) -> [String] {
             ["send", "--input", input, "--endpoint", endpoint, "--ca-file", caFile,
              "--key-file", key, "--key-id", MockServerProcess.keyID, "--team-id", MockServerProcess.teamID,
@@ -265,15 +278,8 @@ import Testing
         let rig = try Rig(rows: 30000)
         let mock = try rig.mock(["--latency-ms", "50"])
         let out = rig.scratch.path("out-term")
-        let process = Process()
-        process.executableURL = Binary.url
-        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
         // About 2,000 rows a second (2 connections × 50 streams / 50 ms): well inside the run.
-        Thread.sleep(forTimeInterval: 2.5)
-        process.terminate()
-        process.waitUntilExit()
+        let process = try rig.sendInterrupted(mock, out: out, after: 2.5, signal: SIGTERM)
         mock.stop()
         #expect(process.terminationStatus == 2)
         let run = CampaignRun(result: .init(status: process.terminationStatus, stdout: "", stderr: ""), outDirectory: out)
@@ -288,14 +294,7 @@ import Testing
         let rig = try Rig(rows: 30000)
         let mock = try rig.mock(["--latency-ms", "30"])
         let out = rig.scratch.path("out-kill")
-        let process = Process()
-        process.executableURL = Binary.url
-        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 2.5)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = try rig.sendInterrupted(mock, out: out, after: 2.5, signal: SIGKILL)
         mock.stop()
         let report = try Binary.run(["report", out + "/results.jsonl.zst", "--json"])
         #expect(report.status == 0, "\(report.stderr)")
