@@ -107,8 +107,9 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
                 if pthread_cond_timedwait(notEmpty, mutex, &deadline) == ETIMEDOUT { break }
             }
         }
+        let before = batch.count
         takeLocked(max: max, into: &batch)
-        return !(closed && count == 0 && batch.isEmpty)
+        return !(closed && count == 0 && batch.count == before)
     }
 
     /// Runs `callback` (on the producer's thread) after the next `put`, or now if elements wait.

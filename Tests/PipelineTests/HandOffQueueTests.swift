@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Pipeline
+
+@Suite struct HandOffQueueTests {
+    @Test func batchesComeOutInOrder() {
+        let queue = HandOffQueue<Int>(capacity: 10)
+        #expect(queue.put([1, 2, 3, 4]) == 4)
+        var batch: [Int] = []
+        queue.takeBatch(max: 3, into: &batch)
+        #expect(batch == [1, 2, 3])
+        queue.takeBatch(max: 3, into: &batch)
+        #expect(batch == [1, 2, 3, 4])
+    }
+
+    @Test func aFullQueueBlocksTheProducerUntilTheConsumerTakes() {
+        let queue = HandOffQueue<Int>(capacity: 4)
+        let produced = Atomic<Int>(0)
+        let producer = Thread {
+            for value in 0..<1000 {
+                queue.put(value)
+                produced.add(1, ordering: .relaxed)
+            }
+            queue.close()
+        }
+        producer.start()
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(produced.load(ordering: .relaxed) <= 4, "at most `capacity` before anyone takes")
+        var all: [Int] = []
+        while queue.waitForBatch(max: 7, timeoutSeconds: 1, into: &all) {}
+        #expect(all == Array(0..<1000))
+    }
+
+    @Test func aWaitingConsumerIsCalledBackOnTheNextPutEvenWhenThatPutMustWait() {
+        let queue = HandOffQueue<Int>(capacity: 2)
+        let called = Atomic<Int>(0)
+        queue.callWhenAvailable { called.add(1, ordering: .relaxed) }
+        #expect(called.load(ordering: .relaxed) == 0)
+        let producer = Thread { queue.put(Array(0..<5)) }
+        producer.start()
+        // The producer fills the queue and would wait for a consumer: the callback must have run.
+        var waited = 0
+        while called.load(ordering: .relaxed) == 0 && waited < 200 {
+            Thread.sleep(forTimeInterval: 0.01)
+            waited += 1
+        }
+        #expect(called.load(ordering: .relaxed) == 1)
+        var all: [Int] = []
+        while all.count < 5 { queue.takeBatch(max: 5, into: &all) }
+        #expect(all == [0, 1, 2, 3, 4])
+    }
+
+    @Test func closingReturnsWhatWasNotTaken() {
+        let queue = HandOffQueue<Int>(capacity: 2)
+        queue.close()
+        #expect(queue.put([1, 2, 3]) == 0)
+        var batch: [Int] = []
+        #expect(!queue.waitForBatch(max: 1, timeoutSeconds: 0.01, into: &batch))
+    }
+}
