@@ -84,11 +84,33 @@ def timed(cmd, **kw):
 
 
 class Server:
-    def __init__(self, argv, port):
-        self.port = port
+    """A server pinned to SERVER_CPU. With `announces=True` it is apns-bulk's mock-server, which listens
+    on port 0 and prints `listening HOST:PORT` on stdout when ready; otherwise it is given `port` and
+    is ready once that port accepts connections. Its output goes to files (a pipe nobody drains would
+    block it)."""
+
+    def __init__(self, argv, work, name, port=None):
+        self.stdout_path = os.path.join(work, f"{name}.stdout")
+        self.stderr_path = os.path.join(work, f"{name}.stderr")
         self.proc = subprocess.Popen(["taskset", "-c", SERVER_CPU] + argv,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        wait_for_port(port, self.proc)
+                                     stdout=open(self.stdout_path, "w"), stderr=open(self.stderr_path, "w"))
+        self.port = port if port is not None else self._announced_port()
+        if port is not None:
+            wait_for_port(port, self.proc)
+
+    def _announced_port(self, timeout=20.0):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with open(self.stdout_path) as f:
+                m = re.search(r"^listening 127\.0\.0\.1:(\d+)$", f.read(), re.M)
+            if m:
+                return int(m.group(1))
+            if self.proc.poll() is not None:
+                with open(self.stderr_path) as f:
+                    raise RuntimeError(f"server exited early with status {self.proc.returncode}:\n{f.read()[-2000:]}")
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"server did not print its listening line within {timeout}s")
 
     def stop(self):
         self.proc.terminate()
@@ -100,13 +122,12 @@ class Server:
 
 
 def mock_server(work, latency_ms=0):
-    port = free_port()
-    argv = [BIN, "mock-server", "--listen", f"127.0.0.1:{port}", "--ca-out", os.path.join(work, "ca.pem"),
+    argv = [BIN, "mock-server", "--listen", "127.0.0.1:0", "--ca-out", os.path.join(work, "ca.pem"),
             "--verify-key-file", os.path.join(work, "key.p8"), "--key-id", KEY_ID, "--team-id", TEAM_ID,
             "--topic", TOPIC, "--initial-max-streams", str(STREAMS), "--max-streams", str(STREAMS)]
     if latency_ms:
         argv += ["--latency-ms", str(latency_ms)]
-    return Server(argv, port)
+    return Server(argv, work, "mock")
 
 
 def h2load(port, token, payload_file, n, path="/3/device/" + "ab" * 32, scheme_host=None):
@@ -119,11 +140,14 @@ def h2load(port, token, payload_file, n, path="/3/device/" + "ab" * 32, scheme_h
     m = re.search(r"finished in ([\d.]+)(m?s), ([\d.]+) req/s", out)
     ok = re.search(r"requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed", out)
     status = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
-    if not m or not ok:
+    if not m or not ok or not status:
         raise RuntimeError("could not read h2load output:\n" + out[-2000:])
-    return {"rate": float(m.group(3)), "cpu_s": cpu, "rss_kib": rss, "wall_s": wall,
-            "succeeded": int(ok.group(1)), "failed": int(ok.group(2)),
-            "2xx": int(status.group(1)) if status else None}
+    if int(ok.group(1)) != n or int(status.group(1)) != n:
+        raise RuntimeError(f"h2load: {ok.group(1)} of {n} succeeded, {status.group(1)} 2xx "
+                           "(bad token or server refusing?):\n" + out[-2000:])
+    seconds = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    return {"rate": float(m.group(3)), "elapsed_s": seconds, "cpu_s": cpu, "rss_kib": rss, "wall_s": wall,
+            "succeeded": int(ok.group(1)), "failed": int(ok.group(2)), "2xx": int(status.group(1))}
 
 
 def send(port, work, csv_path, out_dir):
@@ -139,6 +163,9 @@ def send(port, work, csv_path, out_dir):
     outcomes = ["delivered", "unregistered", "bad_token", "failed", "rejected", "gave_up", "aborted"]
     if summary["rows"] != sum(summary[k] for k in outcomes):
         raise RuntimeError("accounting invariant broken in " + out_dir)
+    if summary["delivered"] != summary["rows"]:
+        raise RuntimeError(f"send delivered {summary['delivered']} of {summary['rows']} rows: "
+                           + json.dumps({k: summary[k] for k in outcomes}))
     return {"rate": summary["notifications_per_s"], "cpu_s": cpu, "rss_kib": rss, "wall_s": wall,
             "delivered": summary["delivered"], "rows": summary["rows"]}
 
@@ -233,8 +260,8 @@ def scenario_server(work, token, payload, results):
                     "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"],
                    check=True, capture_output=True)
     mock, a, b = mock_server(work), [], []
-    port = free_port()
-    nghttpd = Server(["nghttpd", "-d", docroot, str(port), key, cert], port)
+    port = free_port()  # nghttpd announces nothing: the one server given a port
+    nghttpd = Server(["nghttpd", "-d", docroot, str(port), key, cert], work, "nghttpd", port=port)
     try:
         for _ in range(RUNS):
             a.append(h2load(mock.port, token, payload, ROWS))
