@@ -10,7 +10,6 @@ Environment:
   BENCH_RUNS     interleaved runs per side (default 3)
   BENCH_CONNS    connections (default 4)     BENCH_STREAMS  streams per connection (default 200)
   BENCH_LARGE=1  also measure peak RSS at 10M rows (scenario 3)
-  BENCH_PEER=1   also run aioapns in a venv under benchmarks/.venv (scenario 5)
   BENCH_ONLY     comma-separated scenario numbers to run (default: all that apply)
 """
 import datetime
@@ -275,32 +274,40 @@ def scenario_server(work, token, payload, results):
 
 
 def table(results):
+    """One line per goal: the medians, the ratio and whether the goal is met."""
     rows = []
+
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+
     if "ceiling" in results:
         c = results["ceiling"]
         rows += [("1 ceiling: apns-bulk / h2load throughput", f"{c['apns_bulk_rate']:.0f} / {c['h2load_rate']:.0f}/s",
-                  f"{c['throughput_ratio']:.2f}", ">= 0.90"),
+                  f"{c['throughput_ratio']:.2f}", ">= 0.90", verdict(c["throughput_ratio"] >= 0.9)),
                  ("1 client CPU s per 1M: apns-bulk / h2load",
                   f"{c['apns_bulk_cpu_s_per_million']:.2f} / {c['h2load_cpu_s_per_million']:.2f}",
-                  f"{c['cpu_ratio']:.2f}", "<= 1.50")]
+                  f"{c['cpu_ratio']:.2f}", "<= 1.50", verdict(c["cpu_ratio"] <= 1.5))]
     if "latency" in results:
         l = results["latency"]
         rows.append(("2 latency 50 ms: achieved / ceiling", f"{l['apns_bulk_rate']:.0f} / {l['ceiling_rate']:.0f}/s",
-                     f"{l['fraction_of_ceiling']:.2f}", ">= 0.95"))
+                     f"{l['fraction_of_ceiling']:.2f}", ">= 0.95", verdict(l["fraction_of_ceiling"] >= 0.95)))
     if "memory" in results:
         m = results["memory"]
         for n, kib in m["peak_rss_kib"].items():
-            rows.append((f"3 peak RSS at {int(n):,} rows", f"{kib / 1024:.1f} MiB", "", "<= 64 MiB"))
+            ok = kib / 1024 <= 64
+            rows.append((f"3 peak RSS at {int(n):,} rows", f"{kib / 1024:.1f} MiB", "", "<= 64 MiB", verdict(ok)))
         if "growth_1m_to_10m" in m:
-            rows.append(("3 RSS growth 1M -> 10M", "", f"{m['growth_1m_to_10m']:.2%}", "< 10%"))
+            g = m["growth_1m_to_10m"]
+            rows.append(("3 RSS growth 1M -> 10M", "", f"{g:.1%}", "< 10%", verdict(g < 0.10)))
     if "server" in results:
         s = results["server"]
         rows.append(("4 h2load vs mock / vs nghttpd", f"{s['mock_rate']:.0f} / {s['nghttpd_rate']:.0f}/s",
-                     f"{s['ratio']:.2f}", ">= 0.80"))
+                     f"{s['ratio']:.2f}", ">= 0.80", verdict(s["ratio"] >= 0.8)))
     width = max(len(r[0]) for r in rows) if rows else 10
-    print(f"{'scenario':<{width}}  {'medians':>28}  {'ratio':>7}  goal")
-    for name, value, ratio, goal in rows:
-        print(f"{name:<{width}}  {value:>28}  {ratio:>7}  {goal}")
+    print(f"{ROWS} rows, {CONNS} connections x {STREAMS} streams, {RUNS} interleaved runs per side, medians")
+    print(f"{'scenario':<{width}}  {'medians':>28}  {'ratio':>7}  {'goal':<9}  verdict")
+    for name, value, ratio, goal, ok in rows:
+        print(f"{name:<{width}}  {value:>28}  {ratio:>7}  {goal:<9}  {ok}")
 
 
 def main():
