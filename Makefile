@@ -3,8 +3,9 @@
 
 SWIFT ?= swift
 DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server
-# What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3, openssl.
-BENCH_DEB_PACKAGES := time util-linux python3 openssl
+# What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
+# (and venv, for BENCH_PEER=1), openssl.
+BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out

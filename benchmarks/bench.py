@@ -10,6 +10,7 @@ Environment:
   BENCH_RUNS     interleaved runs per side (default 3)
   BENCH_CONNS    connections (default 4)     BENCH_STREAMS  streams per connection (default 200)
   BENCH_LARGE=1  also measure peak RSS at 10M rows (scenario 3)
+  BENCH_PEER=1   also run scenario 5: aioapns (pip-installed into benchmarks/.venv) vs apns-bulk
   BENCH_ONLY     comma-separated scenario numbers to run (default: all that apply)
 """
 import datetime
@@ -273,6 +274,49 @@ def scenario_server(work, token, payload, results):
                          "mock_2xx": [r["2xx"] for r in a]}
 
 
+def peer_python():
+    """benchmarks/.venv with aioapns 4.0 (created on first use), its python."""
+    venv = os.path.join(HERE, ".venv")
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    if subprocess.run([python, "-c", "import aioapns"], capture_output=True).returncode != 0:
+        subprocess.run([python, "-m", "pip", "install", "-q", "aioapns==4.0"], check=True)
+    return python
+
+
+def aioapns(python, port, work, rows):
+    cmd = ["taskset", "-c", CLIENT_CPU, python, os.path.join(HERE, "aioapns_driver.py"), str(port),
+           os.path.join(work, "ca.pem"), os.path.join(work, "key.p8"), KEY_ID, TEAM_ID, TOPIC, str(rows),
+           str(CONNS), str(CONNS * STREAMS)]
+    out, _, wall, cpu, rss = timed(cmd)
+    run = json.loads(out.strip().splitlines()[-1])
+    if run["delivered"] != rows:
+        raise RuntimeError(f"aioapns delivered {run['delivered']} of {rows}")
+    run.update({"cpu_s": cpu, "rss_kib": rss, "wall_s": wall})
+    return run
+
+
+def scenario_peer(work, token, payload, results):
+    rows = min(ROWS, 50000)
+    log(f"scenario 5: aioapns vs apns-bulk, {rows} rows, {CONNS} connections, {CONNS * STREAMS} in flight")
+    python = peer_python()
+    csv_path = gen(work, rows)
+    server = mock_server(work)
+    try:
+        a, b = [], []
+        for i in range(RUNS):
+            a.append(aioapns(python, server.port, work, rows))
+            log(f"  aioapns   run {i + 1}: {a[-1]['rate']:.0f}/s cpu {a[-1]['cpu_s']:.2f}s")
+            b.append(send(server.port, work, csv_path, os.path.join(work, "out-peer")))
+            log(f"  apns-bulk run {i + 1}: {b[-1]['rate']:.0f}/s cpu {b[-1]['cpu_s']:.2f}s")
+    finally:
+        server.stop()
+    results["peer"] = {"rows": rows, "aioapns_rate": median(a, "rate"), "apns_bulk_rate": median(b, "rate"),
+                       "ratio": median(b, "rate") / median(a, "rate"), "goal": 50,
+                       "runs": {"aioapns": a, "apns_bulk": b}}
+
+
 def table(results):
     """One line per goal: the medians, the ratio and whether the goal is met."""
     rows = []
@@ -303,6 +347,10 @@ def table(results):
         s = results["server"]
         rows.append(("4 h2load vs mock / vs nghttpd", f"{s['mock_rate']:.0f} / {s['nghttpd_rate']:.0f}/s",
                      f"{s['ratio']:.2f}", ">= 0.80", verdict(s["ratio"] >= 0.8)))
+    if "peer" in results:
+        p = results["peer"]
+        rows.append(("5 apns-bulk / aioapns", f"{p['apns_bulk_rate']:.0f} / {p['aioapns_rate']:.0f}/s",
+                     f"{p['ratio']:.1f}", ">= 50", verdict(p["ratio"] >= 50)))
     width = max(len(r[0]) for r in rows) if rows else 10
     print(f"{ROWS} rows, {CONNS} connections x {STREAMS} streams, {RUNS} interleaved runs per side, medians")
     print(f"{'scenario':<{width}}  {'medians':>28}  {'ratio':>7}  {'goal':<9}  verdict")
@@ -328,6 +376,8 @@ def main():
             scenario_memory(work, token, payload, results)
         if wanted(4):
             scenario_server(work, token, payload, results)
+        if os.environ.get("BENCH_PEER") == "1" and wanted(5):
+            scenario_peer(work, token, payload, results)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
