@@ -3,18 +3,21 @@
 
 SWIFT ?= swift
 DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server
+# What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
+# (and venv, for BENCH_PEER=1), openssl.
+BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
 
-.PHONY: all deps build release test demo bench clean
+.PHONY: all deps bench-deps build release test demo bench clean
 
 all: build
 
 # Installs whatever of DEB_PACKAGES is missing. A fresh machine's package lists may be empty,
 # so `apt-get update` runs first. Without root it prints the exact command and stops.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@missing=""; for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -25,6 +28,12 @@ deps:
 	    echo "deps: missing$$missing. Run: sudo apt-get update && sudo apt-get install -y$$missing" >&2; exit 1; \
 	  fi; \
 	fi
+
+deps: PACKAGES = $(DEB_PACKAGES)
+
+# The same installer, for the benchmark's extra tools (a recursive make keeps `deps` itself unchanged).
+bench-deps:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DEB_PACKAGES) $(BENCH_DEB_PACKAGES)"
 
 build: deps
 	$(SWIFT) build
@@ -39,7 +48,7 @@ test: deps
 demo: release
 	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR)
 
-bench: release
+bench: bench-deps release
 	@sh benchmarks/run.sh
 
 clean:

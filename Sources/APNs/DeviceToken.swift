@@ -8,19 +8,14 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// Decodes hex digits, in either case, with nothing around them.
     public init(hex: some StringProtocol) throws(DeviceTokenError) {
         if let error = Self.check(hex: hex) { throw error }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var high: UInt8?
-        for byte in hex.utf8 {
-            let nibble = hexValue(byte) ?? 0  // check(hex:) proved every byte is a hex digit
-            if let h = high {
-                bytes.append(h << 4 | nibble)
-                high = nil
-            } else {
-                high = nibble
-            }
+        // `some StringProtocol` is not specialized across the module boundary, so iterating
+        // `hex.utf8` goes through protocol witnesses per byte (a profile's top item for `send`):
+        // decode from the contiguous UTF-8 buffer when there is one (native String and Substring).
+        if let bytes = hex.utf8.withContiguousStorageIfAvailable({ Self.decode(utf8: $0) }) {
+            self.bytes = bytes
+        } else {
+            self.bytes = Self.decode(utf8: Array(hex.utf8))
         }
-        self.bytes = bytes
     }
 
     /// Wraps bytes already decoded, refusing empty and over-long ones.
@@ -33,15 +28,34 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with `hex` as a device token, or nil when it is one. One pass over the
     /// UTF-8 bytes and no allocation, so a row can be checked before anything is built.
     public static func check(hex: some StringProtocol) -> DeviceTokenError? {
-        var digits = 0
-        for byte in hex.utf8 {
-            if hexValue(byte) == nil { return .notHex(offset: digits) }
-            digits += 1
-        }
+        if let verdict = hex.utf8.withContiguousStorageIfAvailable({ check(utf8: $0) }) { return verdict }
+        return Array(hex.utf8).withUnsafeBufferPointer { check(utf8: $0) }
+    }
+
+    private static func check(utf8: UnsafeBufferPointer<UInt8>) -> DeviceTokenError? {
+        for (offset, byte) in utf8.enumerated() where hexValue(byte) == nil { return .notHex(offset: offset) }
+        let digits = utf8.count
         if digits == 0 { return .empty }
         if digits % 2 != 0 { return .oddLength(hexDigits: digits) }
         if digits / 2 > Limits.deviceTokenBytes { return .tooLong(bytes: digits / 2) }
         return nil
+    }
+
+    /// Digits already checked: every byte is a hex digit and the count is even.
+    private static func decode(utf8: some Collection<UInt8>) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(utf8.count / 2)
+        var high: UInt8?
+        for byte in utf8 {
+            let nibble = hexValue(byte) ?? 0
+            if let h = high {
+                bytes.append(h << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return bytes
     }
 
     /// Lowercase hex, as it goes in `:path`.

@@ -14,7 +14,9 @@ public final class ResultLog {
     public init(path: String, flushInterval: Duration = .seconds(1), maxFrameBytes: Int = 1 << 20,
                 now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
         self.path = path
-        writer = try ZstdFrameWriter(path: path)
+        // Level 1, not zstd's default 3: at level 3 compression was a tenth of `send`'s CPU
+        // (benchmarks/RESULTS.md); JSON lines this repetitive still shrink about tenfold at level 1.
+        writer = try ZstdFrameWriter(path: path, level: 1)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now

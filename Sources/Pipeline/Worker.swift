@@ -28,6 +28,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private var shuttingDown = false
     private var flushScheduled = false
     private var authorization: (jwt: String, header: H2Header)?
+    private var headerScratch: [H2Header] = []
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
@@ -193,8 +194,14 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func fill(_ slot: ConnectionSlot) {
         guard !stopping, let connection = slot.connection, connection.state == .ready else { return }
         var submitted = false
+        // Once per fill, not per row: `current` takes the token source's lock and reads the clock.
+        let token: ProviderToken? = if case .token(let source) = shared.configuration.authentication {
+            source.current
+        } else {
+            nil
+        }
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
-            if submit(job, on: connection, slot: slot) {
+            if submit(job, on: connection, slot: slot, token: token) {
                 submitted = true
             } else {
                 ready.pushFront(job)
@@ -233,12 +240,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    private func submit(_ job: Job, on connection: ClientConnection, slot: ConnectionSlot) -> Bool {
+    private func submit(_ job: Job, on connection: ClientConnection, slot: ConnectionSlot, token: ProviderToken?) -> Bool {
         let notification = job.notification
-        var headers: [H2Header] = []
-        headers.reserveCapacity(7)
-        if case .token(let source) = shared.configuration.authentication {
-            let token = source.current
+        // Reused: the session copies the fields into its header block, so the array stays uniquely
+        // held and refilling it allocates nothing per row.
+        var headers = headerScratch
+        headerScratch = []
+        headers.removeAll(keepingCapacity: true)
+        defer { headerScratch = headers }
+        if let token {
             job.providerToken = token
             if authorization?.jwt != token.jwt {
                 authorization = (token.jwt, H2Header("authorization", "bearer " + token.jwt))

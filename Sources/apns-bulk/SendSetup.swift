@@ -85,7 +85,7 @@ struct SendSetup {
         configuration.defaults = defaults
         configuration.connections = command.connections
         configuration.maxStreams = command.maxStreams
-        configuration.reactorThreads = command.threads ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
+        configuration.reactorThreads = command.threads ?? Self.usableCores()
         configuration.maxAttempts = command.maxAttempts
         configuration.retryBaseMilliseconds = command.retryBaseMs
         configuration.retryMaxMilliseconds = command.retryMaxMs
@@ -208,6 +208,19 @@ struct SendSetup {
             credentials = .pem(certificateFile: cert, keyFile: key)
         }
         do { return try credentials.load() } catch { throw RunFailure.usage("client certificate: \(error)") }
+    }
+
+    /// Cores this process may run on: its affinity mask (taskset, a container's cpuset), which
+    /// `activeProcessorCount` ignores. More reactor threads than usable cores only adds context
+    /// switches (benchmarks/RESULTS.md). Falls back to the online processor count.
+    static func usableCores() -> Int {
+        let online = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+        else { return online }
+        let mask = line.dropFirst("Cpus_allowed:".count)
+        let allowed = mask.reduce(0) { count, character in count + (character.hexDigitValue ?? 0).nonzeroBitCount }
+        return allowed > 0 ? min(allowed, online) : online
     }
 
     static func defaultOutputDirectory() -> String {
