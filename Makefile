@@ -1,8 +1,9 @@
 # apns-bulk — the two commands a newcomer needs are `make demo` and `make test`.
 # Both install the C libraries they build against when they are missing.
 
-SWIFT ?= swift
-DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server
+# swift on the PATH, else the toolchain where this kind of machine keeps it.
+SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
+DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server openssl
 # What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
 # (and venv, for BENCH_PEER=1), openssl.
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
@@ -10,7 +11,7 @@ RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
 
-.PHONY: all deps bench-deps build release test demo bench clean
+.PHONY: all deps test-deps bench-deps build release test demo bench clean
 
 all: build
 
@@ -41,7 +42,20 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-test: deps
+# The tests check our ES256 tokens with an independent verifier: Python's `cryptography`.
+test-deps: deps
+	@if ! python3 -c 'import cryptography' 2>/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "test-deps: installing python3 and its cryptography package"; \
+	    command -v python3 >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip >/dev/null; }; \
+	    python3 -m pip install -q cryptography 2>/dev/null || python3 -m pip install -q --break-system-packages cryptography \
+	      || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-cryptography >/dev/null; } || exit 1; \
+	  else \
+	    echo "test-deps: Python's cryptography is missing. Run: python3 -m pip install cryptography" >&2; exit 1; \
+	  fi; \
+	fi
+
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 
