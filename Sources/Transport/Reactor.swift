@@ -25,6 +25,8 @@ public final class Reactor: @unchecked Sendable {
     private let ownerThread = Atomic<UInt>(0)
     private let startedThread = Mutex<pthread_t?>(nil)
     private var hasRun = false
+    /// False once the kernel said epoll_pwait2 is missing (ENOSYS); reactor thread only.
+    private var hasPreciseWait = true
 
     private struct Registration {
         let handler: any ReactorHandler
@@ -195,7 +197,7 @@ public final class Reactor: @unchecked Sendable {
         hasRun = true
         ownerThread.store(ReactorThread.currentID, ordering: .releasing)
         while !stopRequested.load(ordering: .acquiring) {
-            let ready = epoll_wait(epollFD, events, eventCapacity, waitMilliseconds())
+            let ready = waitForEvents()
             if ready < 0 {
                 guard errno == EINTR else { fatalError("epoll_wait failed: errno \(errno)") }
                 continue
@@ -265,12 +267,22 @@ public final class Reactor: @unchecked Sendable {
         }
     }
 
-    private func waitMilliseconds() -> Int32 {
-        guard let deadline = timers.nextDeadline else { return -1 }
+    /// Waits for events until the next timer is due. epoll_pwait2 takes the timeout in
+    /// nanoseconds, so timers fire on time rather than up to a millisecond late (a mock answering
+    /// after 50 ms must not answer after 51); kernels before 5.11 lack it, and get epoll_wait.
+    private func waitForEvents() -> Int32 {
+        guard let deadline = timers.nextDeadline else {
+            return epoll_wait(epollFD, events, eventCapacity, -1)
+        }
         let now = Reactor.monotonicNanoseconds()
-        guard deadline > now else { return 0 }
-        let milliseconds = (deadline - now + 999_999) / 1_000_000
-        return Int32(clamping: milliseconds)
+        let remaining = deadline > now ? deadline - now : 0
+        if hasPreciseWait {
+            var timeout = timespec(tv_sec: Int(remaining / 1_000_000_000), tv_nsec: Int(remaining % 1_000_000_000))
+            let ready = epoll_pwait2(epollFD, events, eventCapacity, &timeout, nil)
+            if ready >= 0 || errno != ENOSYS { return ready }
+            hasPreciseWait = false
+        }
+        return epoll_wait(epollFD, events, eventCapacity, Int32(clamping: (remaining + 999_999) / 1_000_000))
     }
 
     private func shutDown() {
