@@ -89,17 +89,32 @@ extension H2ServerSession {
     /// Keeps the field's bytes; only the three pseudo-headers every request needs become `String`s.
     func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                 neverIndexed: Bool) {
-        guard let index = streamIndex(streamID) else { return }
+        guard let session else { return }
+        // One access to `streams` per field: each access to a class's property is an exclusivity
+        // check, and a read copies the table (retaining its arrays).
+        Self.store(name: name, value: value, neverIndexed: neverIndexed, in: &streams, streamID: streamID,
+                   userData: nghttp2_session_get_stream_user_data(session, streamID))
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, in streams: inout H2StreamTable<Stream>, streamID: Int32,
+                              userData: UnsafeMutableRawPointer?) {
+        guard let index = streams.index(of: streamID, userData: userData) else { return }
+        store(name: name, value: value, neverIndexed: neverIndexed, in: &streams[index])
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, in stream: inout Stream?) {
         if name.first == UInt8(ascii: ":"), let base = name.baseAddress {
             if H2Wire.equals(base, name.count, ":method") {
-                streams[index]?.method = H2Wire.string(value.baseAddress, value.count)
+                stream?.method = H2Wire.string(value.baseAddress, value.count)
             } else if H2Wire.equals(base, name.count, ":path") {
-                streams[index]?.path = H2Wire.string(value.baseAddress, value.count)
+                stream?.path = H2Wire.string(value.baseAddress, value.count)
             } else if H2Wire.equals(base, name.count, ":authority") {
-                streams[index]?.authority = H2Wire.string(value.baseAddress, value.count)
+                stream?.authority = H2Wire.string(value.baseAddress, value.count)
             }
         }
-        streams[index]?.headers.append(name: name, value: value, neverIndexed: neverIndexed)
+        stream?.headers.append(name: name, value: value, neverIndexed: neverIndexed)
     }
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
