@@ -127,7 +127,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         if let last = goawayLastStreamID, request.streamID > last { return }
         requests += 1
         let configuration = engine.configuration
-        let answer = engine.service.answer(method: request.method, path: request.path, fields: request.fields,
+        let answer = engine.service.answer(method: request.method, path: request.path, headers: request.headers,
                                            body: request.body, bodyLength: request.bodyLength,
                                            connection: &auth, now: unixSeconds())
         let apnsID = answer.apnsID ?? engine.makeAPNsID()

@@ -42,9 +42,16 @@ public final class MockAPNsService {
     /// Decides the answer to a complete request. `now` is seconds since 1970 (provider token age).
     public func answer(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64) -> MockAnswer {
+        answer(method: method, path: path, headers: H2RequestHeaders(fields), body: body, bodyLength: bodyLength,
+               connection: &connection, now: now)
+    }
+
+    /// Decides the answer to a complete request, reading only the headers APNs defines.
+    public func answer(method: String, path: String, headers: H2RequestHeaders, body: [UInt8], bodyLength: Int,
+                       connection: inout MockConnectionAuth, now: Int64) -> MockAnswer {
         var result = MockAnswer(status: 200, reason: nil, timestamp: nil, deviceToken: "", passedAuthorization: false)
         if let token = HeaderRules.deviceTokenHex(inPath: path) { result.deviceToken = token }
-        if let reason = check(method: method, path: path, fields: fields, body: body, bodyLength: bodyLength,
+        if let reason = check(method: method, path: path, fields: headers, body: body, bodyLength: bodyLength,
                               connection: &connection, now: now, into: &result) {
             result.status = reason.status
             result.reason = reason.name
@@ -55,7 +62,7 @@ public final class MockAPNsService {
     }
 
     /// The first check that fails, in APNS.md's order.
-    private func check(method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int,
+    private func check(method: String, path: String, fields: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
         var headers = MockRequestHeaders()
         let unique = headers.collect(fields)
@@ -154,29 +161,29 @@ struct MockRequestHeaders {
     var apnsID: String?
     var collapseID: String?
 
-    /// False when one of them is repeated (DuplicateHeaders).
-    mutating func collect(_ fields: [H2Field]) -> Bool {
-        for field in fields {
-            let name = field.name
+    /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; a
+    /// `String` is made only for the values kept.
+    mutating func collect(_ fields: H2RequestHeaders) -> Bool {
+        for index in fields.indices {
             // Pseudo-headers are checked by nghttp2; most names are rejected on the first byte.
-            guard let first = name.utf8.first, first == UInt8(ascii: "a") else { continue }
-            switch name {
-            case "authorization": if !Self.set(&authorization, field.value) { return false }
-            case "apns-topic": if !Self.set(&topic, field.value) { return false }
-            case "apns-push-type": if !Self.set(&pushType, field.value) { return false }
-            case "apns-priority": if !Self.set(&priority, field.value) { return false }
-            case "apns-expiration": if !Self.set(&expiration, field.value) { return false }
-            case "apns-id": if !Self.set(&apnsID, field.value) { return false }
-            case "apns-collapse-id": if !Self.set(&collapseID, field.value) { return false }
-            default: continue
-            }
+            guard fields.nameFirstByte(at: index) == UInt8(ascii: "a") else { continue }
+            let stored: Bool
+            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, fields, index) }
+            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, fields, index) }
+            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, fields, index) }
+            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, fields, index) }
+            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, fields, index) }
+            else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, fields, index) }
+            else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, fields, index) }
+            else { continue }
+            if !stored { return false }
         }
         return true
     }
 
-    private static func set(_ slot: inout String?, _ value: String) -> Bool {
+    private static func set(_ slot: inout String?, _ fields: H2RequestHeaders, _ index: Int) -> Bool {
         guard slot == nil else { return false }
-        slot = value
+        slot = fields.value(at: index)
         return true
     }
 }

@@ -90,8 +90,8 @@ public struct H2ServerRequest: Sendable {
     public var path: String
     public var authority: String
     /// Every header field in arrival order, pseudo-headers included, with its HPACK never-indexed flag;
-    /// repeated fields appear repeatedly.
-    public var fields: [H2Field]
+    /// repeated fields appear repeatedly. Kept as bytes; `String`s are made on demand.
+    public var headers: H2RequestHeaders
     /// The body, up to the session's `maxRequestBodyBytes`.
     public var body: [UInt8]
     /// The body was longer than `maxRequestBodyBytes` (it was read, and cut).
@@ -99,8 +99,11 @@ public struct H2ServerRequest: Sendable {
     /// The body's full length as received.
     public var bodyLength: Int
 
+    /// `headers` as `H2Field`s (allocates one per field: for tests and diagnostics).
+    public var fields: [H2Field] { headers.fields }
+
     /// The values of every regular field named `name`, in order.
     public func values(of name: String) -> [String] {
-        fields.lazy.filter { $0.name == name }.map(\.value)
+        headers.values(of: name)
     }
 }

@@ -33,8 +33,10 @@ enum H2ServerCallbacks {
 
     static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, flags, userData in
         guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders else { return 0 }
+        guard let name, let value else { return 0 }
         owner(userData).header(streamID: frame.pointee.hd.stream_id,
-                               name: H2Wire.string(name, nameLength), value: H2Wire.string(value, valueLength),
+                               name: UnsafeBufferPointer(start: name, count: nameLength),
+                               value: UnsafeBufferPointer(start: value, count: valueLength),
                                neverIndexed: flags & H2Wire.nvNoIndex != 0)
         return 0
     }
@@ -84,15 +86,35 @@ extension H2ServerSession {
         maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
     }
 
-    func header(streamID: Int32, name: String, value: String, neverIndexed: Bool) {
-        guard let index = streamIndex(streamID) else { return }
-        switch name {
-        case ":method": streams[index]?.method = value
-        case ":path": streams[index]?.path = value
-        case ":authority": streams[index]?.authority = value
-        default: break
+    /// Keeps the field's bytes; only the three pseudo-headers every request needs become `String`s.
+    func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                neverIndexed: Bool) {
+        guard let session else { return }
+        // One access to `streams` per field: each access to a class's property is an exclusivity
+        // check, and a read copies the table (retaining its arrays).
+        Self.store(name: name, value: value, neverIndexed: neverIndexed, in: &streams, streamID: streamID,
+                   userData: nghttp2_session_get_stream_user_data(session, streamID))
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, in streams: inout H2StreamTable<Stream>, streamID: Int32,
+                              userData: UnsafeMutableRawPointer?) {
+        guard let index = streams.index(of: streamID, userData: userData) else { return }
+        store(name: name, value: value, neverIndexed: neverIndexed, in: &streams[index])
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, in stream: inout Stream?) {
+        if name.first == UInt8(ascii: ":"), let base = name.baseAddress {
+            if H2Wire.equals(base, name.count, ":method") {
+                stream?.method = H2Wire.string(value.baseAddress, value.count)
+            } else if H2Wire.equals(base, name.count, ":path") {
+                stream?.path = H2Wire.string(value.baseAddress, value.count)
+            } else if H2Wire.equals(base, name.count, ":authority") {
+                stream?.authority = H2Wire.string(value.baseAddress, value.count)
+            }
         }
-        streams[index]?.fields.append(H2Field(name: name, value: value, neverIndexed: neverIndexed))
+        stream?.headers.append(name: name, value: value, neverIndexed: neverIndexed)
     }
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
@@ -124,11 +146,11 @@ extension H2ServerSession {
         guard let index = streamIndex(streamID), let stream = streams[index], !stream.requestComplete else { return }
         streams[index]?.requestComplete = true
         // The event takes the request's storage; the record keeps only what the response needs.
-        streams[index]?.fields = []
+        streams[index]?.headers = H2RequestHeaders()
         streams[index]?.body = []
         events.append(.request(H2ServerRequest(
             streamID: streamID, method: stream.method, path: stream.path, authority: stream.authority,
-            fields: stream.fields, body: stream.body,
+            headers: stream.headers, body: stream.body,
             bodyExceededLimit: stream.bodyLength > configuration.maxRequestBodyBytes, bodyLength: stream.bodyLength)))
     }
 

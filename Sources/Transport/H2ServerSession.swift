@@ -23,7 +23,7 @@ public final class H2ServerSession {
         var method = ""
         var path = ""
         var authority = ""
-        var fields: [H2Field] = []
+        var headers = H2RequestHeaders()
         var body: [UInt8] = []
         var bodyLength = 0
         var requestComplete = false
