@@ -10,6 +10,8 @@ public struct Summary: Sendable {
     public var connections = 0
     public var endpoints: [String] = []
     public var exitStatus: Int32 = 0
+    /// Rows that took more than one request (429, 5xx, token refresh, a lost connection).
+    public var retriedRows = 0
 
     public init(rows: Int = 0) { self.rows = rows }
 
@@ -17,6 +19,7 @@ public struct Summary: Sendable {
         counts.add(record.outcome)
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }
+        if record.attempts > 1 || record.retriedAfterConnectionLoss { retriedRows += 1 }
     }
 
     /// The accounting invariant: every row ended in exactly one outcome.
@@ -79,6 +82,7 @@ public struct Summary: Sendable {
         lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
+        if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
         lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
                      + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
                      + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")

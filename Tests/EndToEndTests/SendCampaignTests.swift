@@ -165,6 +165,7 @@ import Testing
         #expect(try run.summary["delivered"] as? Int == 1500)
         let retried = try run.records.filter { ($0["attempts"] as? Int ?? 0) > 1 }
         #expect(retried.count > 100)
+        #expect(run.result.stderr.contains("\(retried.count) rows needed more than one request"))
     }
 
     @Test func maxAttemptsEndsInGaveUpWithExitThree() throws {
