@@ -63,7 +63,7 @@ struct SendCommand: ParsableCommand {
     var connections = 4
     @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection (the server may allow fewer).")
     var maxStreams = 1000
-    @Option(help: "Reactor threads (default: one per core).")
+    @Option(help: "Reactor threads (default: one per core this process may use).")
     var threads: Int?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
