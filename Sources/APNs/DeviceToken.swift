@@ -32,6 +32,11 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         return Array(hex.utf8).withUnsafeBufferPointer { check(utf8: $0) }
     }
 
+    /// `check(hex:)` for text still in UTF-8 bytes (a CSV field).
+    public static func check(hexUTF8: ArraySlice<UInt8>) -> DeviceTokenError? {
+        hexUTF8.withUnsafeBufferPointer { check(utf8: $0) }
+    }
+
     private static func check(utf8: UnsafeBufferPointer<UInt8>) -> DeviceTokenError? {
         for (offset, byte) in utf8.enumerated() where hexValue(byte) == nil { return .notHex(offset: offset) }
         let digits = utf8.count

@@ -34,6 +34,12 @@ public struct Notification: Sendable, Hashable {
     /// What APNs would reject in this notification, in APNs' order of checks, or nil when it
     /// would take it. Nothing is allocated unless there is a rejection to describe.
     public func validate(auth: AuthKind) -> Rejection? {
+        if let rejection = validateHeaders(auth: auth) { return rejection }
+        return Self.payloadRejection(payload, pushType: pushType)
+    }
+
+    /// `validate(auth:)` without the payload check.
+    func validateHeaders(auth: AuthKind) -> Rejection? {
         if let reason = HeaderRules.checkTopic(topic, pushType: pushType, auth: auth) {
             return reason == .missingTopic
                 ? Rejection(.missingTopic, "no topic; token authentication needs the app's bundle id as topic")
@@ -51,10 +57,14 @@ public struct Notification: Sendable, Hashable {
         if let collapseID, HeaderRules.checkCollapseID(collapseID) != nil {
             return Rejection(.badCollapseId, Self.collapseIDDetail(collapseID))
         }
-        if let (reason, json) = HeaderRules.payloadProblem(payload, pushType: pushType) {
-            return Rejection(reason, Self.payloadDetail(reason, json, payload.count, pushType))
-        }
         return nil
+    }
+
+    /// What APNs would say of `payload` sent as `pushType`: PayloadEmpty, PayloadTooLarge,
+    /// InvalidPayload, or nil.
+    static func payloadRejection(_ payload: some Collection<UInt8>, pushType: PushType) -> Rejection? {
+        guard let (reason, json) = HeaderRules.payloadProblem(payload, pushType: pushType) else { return nil }
+        return Rejection(reason, payloadDetail(reason, json, payload.count, pushType))
     }
 
     static func topicDetail(_ topic: String, _ pushType: PushType) -> String {

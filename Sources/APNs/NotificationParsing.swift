@@ -35,6 +35,31 @@ extension Notification {
         } catch {
             throw Rejection(.badDeviceToken, error.description)
         }
+        let parsed = try NotificationHeaders(parsing: headers, auth: auth)
+        self.init(deviceToken: token, payload: payload, topic: parsed.topic, pushType: parsed.pushType,
+                  priority: parsed.priority, expiration: parsed.expiration,
+                  collapseID: parsed.collapseID, apnsID: parsed.apnsID)
+        if let rejection = parsed.payloadRejection(payload) { throw rejection }
+    }
+
+    static let pushTypeNames = PushType.allCases.map(\.rawValue).joined(separator: ", ")
+}
+
+/// A notification's `apns-*` values parsed from text and checked in APNs' order, without the device
+/// token and the payload: a bulk sender checks its run-level values once, and a row's own values only
+/// for the rows that have some (`Notification.init(deviceTokenHex:payload:headers:auth:)` is this,
+/// plus the token before and the payload after).
+public struct NotificationHeaders: Sendable, Hashable {
+    public var topic: String?
+    public var pushType: PushType
+    public var priority: Priority
+    public var expiration: Int64?
+    public var collapseID: String?
+    public var apnsID: String?
+
+    /// Throws what APNs would answer: MissingTopic/BadTopic, InvalidPushType, BadPriority,
+    /// BadExpirationDate, BadMessageId, BadCollapseId, in that order.
+    public init(parsing headers: HeaderValues, auth: AuthKind) throws(Rejection) {
         let topic = given(headers.topic)
         let pushTypeText = given(headers.pushType)
         let pushType = pushTypeText.map { PushType(headerValue: $0) } ?? .alert
@@ -42,10 +67,11 @@ extension Notification {
         if let reason = HeaderRules.checkTopic(topic, pushType: pushType, auth: auth) {
             throw reason == .missingTopic
                 ? Rejection(.missingTopic, "no topic; token authentication needs the app's bundle id as topic")
-                : Rejection(.badTopic, Self.topicDetail(topic ?? "", pushType ?? .alert))
+                : Rejection(.badTopic, Notification.topicDetail(topic ?? "", pushType ?? .alert))
         }
         guard let pushType else {
-            throw Rejection(.invalidPushType, "push type \"\(pushTypeText ?? "")\" is not one of \(Self.pushTypeNames)")
+            throw Rejection(.invalidPushType,
+                            "push type \"\(pushTypeText ?? "")\" is not one of \(Notification.pushTypeNames)")
         }
         var priority: Priority?
         if let text = given(headers.priority) {
@@ -62,13 +88,43 @@ extension Notification {
                 throw Rejection(.badExpirationDate, "expiration \"\(text)\" is not epoch seconds (digits only; 0 = do not store)")
             }
         }
-        self.init(deviceToken: token, payload: payload, topic: topic, pushType: pushType,
-                  priority: priority, expiration: expiration,
-                  collapseID: given(headers.collapseID), apnsID: given(headers.apnsID))
-        if let rejection = validate(auth: auth) { throw rejection }
+        let checked = Notification(deviceToken: Self.placeholderToken, payload: [], topic: topic, pushType: pushType,
+                                   priority: priority, expiration: expiration,
+                                   collapseID: given(headers.collapseID), apnsID: given(headers.apnsID))
+        if let rejection = checked.validateHeaders(auth: auth) { throw rejection }
+        self.topic = checked.topic
+        self.pushType = checked.pushType
+        self.priority = checked.priority
+        self.expiration = checked.expiration
+        self.collapseID = checked.collapseID
+        self.apnsID = checked.apnsID
     }
 
-    static let pushTypeNames = PushType.allCases.map(\.rawValue).joined(separator: ", ")
+    /// What APNs would say of `payload` sent with these headers: PayloadEmpty, PayloadTooLarge,
+    /// InvalidPayload (with a detail naming the JSON error), or nil.
+    public func payloadRejection(_ payload: [UInt8]) -> Rejection? {
+        Notification.payloadRejection(payload, pushType: pushType)
+    }
+
+    public func payloadRejection(_ payload: ArraySlice<UInt8>) -> Rejection? {
+        Notification.payloadRejection(payload, pushType: pushType)
+    }
+
+    /// The header fields a request with these values carries (besides `authorization`), in the order
+    /// APNs documents them; `apns-priority` always (an absent one means 10, even for background).
+    public var fields: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        if let topic { fields.append(("apns-topic", topic)) }
+        fields.append(("apns-push-type", pushType.headerValue))
+        fields.append(("apns-priority", priority.headerValue))
+        if let expiration { fields.append(("apns-expiration", String(expiration))) }
+        if let collapseID { fields.append(("apns-collapse-id", collapseID)) }
+        if let apnsID { fields.append(("apns-id", apnsID)) }
+        return fields
+    }
+
+    // `validateHeaders` never looks at the token.
+    private static let placeholderToken = try! DeviceToken(bytes: [0])
 }
 
 private func given(_ text: String?) -> String? {

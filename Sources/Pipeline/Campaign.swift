@@ -193,7 +193,7 @@ final class Reader: Sendable {
                                  auth: configuration.authentication.kind)
         var rows = 0
         var jobs: [Job] = []
-        var records: [ResultRecord] = []
+        var records: [RowResult] = []
         do {
             while let batch = try source.value.nextBatch() {
                 for row in batch {
@@ -221,7 +221,7 @@ final class Reader: Sendable {
         writer.rowsRead.store(rows, ordering: .releasing)
     }
 
-    private func hand(_ jobs: inout [Job], _ records: inout [ResultRecord]) {
+    private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
         if !records.isEmpty { shared.outcomes.put(records) }
         records.removeAll(keepingCapacity: true)
         if !jobs.isEmpty {

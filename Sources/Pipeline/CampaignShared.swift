@@ -9,7 +9,7 @@ final class CampaignShared: Sendable {
     /// Reader → workers: notifications to send.
     let work: HandOffQueue<Job>
     /// Workers and reader → writer: final records.
-    let outcomes: HandOffQueue<ResultRecord>
+    let outcomes: HandOffQueue<RowResult>
 
     private let readyConnections = Atomic<Int>(0)
     private let endpoints: Mutex<[EndpointHealth]>

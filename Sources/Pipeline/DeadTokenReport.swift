@@ -26,6 +26,10 @@ public final class DeadTokenReport {
 
     /// Adds the record if it is a dead token; ignores every other outcome.
     public func add(_ record: ResultRecord) throws(OutputFileError) {
+        try add(RowResult(record))
+    }
+
+    func add(_ record: RowResult) throws(OutputFileError) {
         guard record.outcome.isDeadToken else { return }
         try file.withBuffer { Self.appendLine(record, to: &$0) }
         tokensWritten += 1
@@ -33,8 +37,8 @@ public final class DeadTokenReport {
 
     public func close() throws(OutputFileError) { try file.close() }
 
-    static func appendLine(_ record: ResultRecord, to out: inout [UInt8]) {
-        CSVText.appendField(record.deviceToken, to: &out)
+    static func appendLine(_ record: RowResult, to out: inout [UInt8]) {
+        CSVText.appendField(String(decoding: record.deviceToken, as: UTF8.self), to: &out)
         out.append(UInt8(ascii: ","))
         CSVText.appendField(record.reason ?? "", to: &out)
         out.append(UInt8(ascii: ","))

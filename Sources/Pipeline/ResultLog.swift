@@ -23,6 +23,10 @@ public final class ResultLog {
     }
 
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
+        try append(RowResult(record))
+    }
+
+    func append(_ record: RowResult) throws(ZstdWriteError) {
         let pending = writer.withPendingBytes { bytes in
             record.appendJSONLine(to: &bytes)
             return bytes.count

@@ -35,30 +35,8 @@ public struct ResultRecord: Sendable, Equatable {
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
-    /// Hand-written: no Foundation, no allocation beyond `line`'s growth.
     public func appendJSONLine(to line: inout [UInt8]) {
-        line.append(contentsOf: #"{"row":"#.utf8)
-        JSONText.appendInteger(Int64(row), to: &line)
-        line.append(contentsOf: #","device_token":"#.utf8)
-        JSONText.appendString(deviceToken, to: &line)
-        line.append(contentsOf: #","outcome":""#.utf8)
-        line.append(contentsOf: outcome.rawValue.utf8)
-        line.append(contentsOf: #"","status":"#.utf8)
-        JSONText.appendInteger(Int64(status), to: &line)
-        line.append(contentsOf: #","reason":"#.utf8)
-        JSONText.appendOptionalString(reason, to: &line)
-        line.append(contentsOf: #","apns_id":"#.utf8)
-        JSONText.appendOptionalString(apnsID, to: &line)
-        line.append(contentsOf: #","attempts":"#.utf8)
-        JSONText.appendInteger(Int64(attempts), to: &line)
-        line.append(contentsOf: #","unregistered_at":"#.utf8)
-        if let unregisteredAt { JSONText.appendInteger(unregisteredAt, to: &line) } else { line.append(contentsOf: "null".utf8) }
-        line.append(contentsOf: #","latency_ms":"#.utf8)
-        if let latencyMs { JSONText.appendMilliseconds(latencyMs, to: &line) } else { line.append(contentsOf: "null".utf8) }
-        line.append(contentsOf: #","endpoint":"#.utf8)
-        JSONText.appendOptionalString(endpoint, to: &line)
-        if retriedAfterConnectionLoss { line.append(contentsOf: #","retried_after_connection_loss":true"#.utf8) }
-        line.append(contentsOf: "}\n".utf8)
+        RowResult(self).appendJSONLine(to: &line)
     }
 
     public var jsonLine: String {

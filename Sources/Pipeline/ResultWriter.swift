@@ -8,7 +8,7 @@ import Glibc
 /// it has recorded as many rows as the reader read (known once the reader is done).
 final class ResultWriter: @unchecked Sendable {
     // Set up before the thread starts and read only by it afterwards, except the atomics.
-    private let queue: HandOffQueue<ResultRecord>
+    private let queue: HandOffQueue<RowResult>
     private let log: ResultLog
     private let deadTokens: DeadTokenReport
     private let control: RunControl
@@ -21,7 +21,7 @@ final class ResultWriter: @unchecked Sendable {
     let rowsRead = Atomic<Int>(-1)
     let recorded = Atomic<Int>(0)
 
-    init(queue: HandOffQueue<ResultRecord>, outputDirectory: String, expectedRows: Int?, control: RunControl,
+    init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant) throws {
         self.queue = queue
         self.control = control
@@ -34,7 +34,7 @@ final class ResultWriter: @unchecked Sendable {
 
     /// Runs on the writer thread until every row is recorded.
     func run() {
-        var batch: [ResultRecord] = []
+        var batch: [RowResult] = []
         batch.reserveCapacity(4096)
         var count = 0
         while true {
@@ -53,7 +53,7 @@ final class ResultWriter: @unchecked Sendable {
         finishFiles()
     }
 
-    private func write(_ record: ResultRecord) {
+    private func write(_ record: RowResult) {
         summary.add(record)
         guard writeError == nil else { return }
         do {

@@ -1,45 +1,88 @@
 import APNs
 
-/// Turns a CSV row into a notification to send, or into a `rejected` record naming what is wrong
-/// with the row. A bad row never stops the run.
+/// Turns a CSV row into a job to send, or into a `rejected` record naming what is wrong with the
+/// row. A bad row never stops the run.
+///
+/// Checks run in APNs' order (device token, headers, payload), but what is the same for every row
+/// is checked once: the run-level header values and the `--payload-file` payload. A row pays only
+/// for its token, its own payload (one JSON scan) and any header columns of its own.
 struct RowDecoder: Sendable {
     let defaults: HeaderValues
-    let defaultPayload: [UInt8]?
     let auth: AuthKind
+    private let defaultPayload: ArraySlice<UInt8>
+    /// The run's header values, checked once; shared by every row without header columns of its own.
+    private let runHeaders: Result<RowHeaders, Rejection>
+    /// The default payload's verdict under the run's push type.
+    private let defaultPayloadRejection: Rejection?
+
+    init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind) {
+        self.defaults = defaults
+        self.auth = auth
+        self.defaultPayload = (defaultPayload ?? [])[...]
+        do {
+            let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth), isRunDefault: true)
+            runHeaders = .success(headers)
+            defaultPayloadRejection = headers.values.payloadRejection(self.defaultPayload)
+        } catch {
+            runHeaders = .failure(error)
+            defaultPayloadRejection = nil
+        }
+    }
 
     enum Decoded {
         case send(Job)
-        case rejected(ResultRecord)
+        case rejected(RowResult)
     }
 
+    private static let headerColumns: [CSVColumn] = [.topic, .pushType, .priority, .expiration, .collapseID, .apnsID]
+
     func decode(_ row: CSVRow) -> Decoded {
-        let tokenText = row.string(.deviceToken) ?? ""
-        if let problem = row.problem {
-            return .rejected(ResultRecord(row: row.number, deviceToken: tokenText, outcome: .rejected,
-                                          reason: problem.reason))
+        let token = row.field(.deviceToken) ?? []
+        func rejected(_ reason: String) -> Decoded {
+            .rejected(RowResult(row: row.number, deviceToken: token, outcome: .rejected, reason: reason))
         }
-        var payload: [UInt8]
-        if let field = row.field(.payload), !field.isEmpty {
-            payload = Array(field)
-        } else if let defaultPayload {
-            payload = defaultPayload
+        if let problem = row.problem { return rejected(problem.reason) }
+        if DeviceToken.check(hexUTF8: token) != nil { return rejected(Reason.badDeviceToken.name) }
+
+        let ownHeaders = Self.headerColumns.contains { column in row.field(column).map { !$0.isEmpty } ?? false }
+        let headers: RowHeaders
+        if ownHeaders {
+            let values = HeaderValues(topic: text(row, .topic) ?? defaults.topic,
+                                      pushType: text(row, .pushType) ?? defaults.pushType,
+                                      priority: text(row, .priority) ?? defaults.priority,
+                                      expiration: text(row, .expiration) ?? defaults.expiration,
+                                      collapseID: text(row, .collapseID) ?? defaults.collapseID,
+                                      apnsID: text(row, .apnsID) ?? defaults.apnsID)
+            do {
+                headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
+            } catch {
+                return rejected(error.reason.name)
+            }
         } else {
-            payload = []
+            switch runHeaders {
+            case .success(let shared): headers = shared
+            case .failure(let rejection): return rejected(rejection.reason.name)
+            }
         }
-        let headers = HeaderValues(topic: text(row, .topic) ?? defaults.topic,
-                                   pushType: text(row, .pushType) ?? defaults.pushType,
-                                   priority: text(row, .priority) ?? defaults.priority,
-                                   expiration: text(row, .expiration) ?? defaults.expiration,
-                                   collapseID: text(row, .collapseID) ?? defaults.collapseID,
-                                   apnsID: text(row, .apnsID) ?? defaults.apnsID)
-        do {
-            let notification = try Notification(deviceTokenHex: tokenText, payload: payload, headers: headers,
-                                                 auth: auth)
-            return .send(Job(row: row.number, deviceTokenText: tokenText, notification: notification))
-        } catch {
-            return .rejected(ResultRecord(row: row.number, deviceToken: tokenText, outcome: .rejected,
-                                          reason: error.reason.name))
+
+        let payload: ArraySlice<UInt8>
+        if let field = row.field(.payload), !field.isEmpty {
+            payload = field
+            if let rejection = headers.values.payloadRejection(field) { return rejected(rejection.reason.name) }
+        } else {
+            payload = defaultPayload
+            let rejection = ownHeaders ? headers.values.payloadRejection(defaultPayload) : defaultPayloadRejection
+            if let rejection { return rejected(rejection.reason.name) }
         }
+        return .send(Job(row: row.number, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
+                         headers: headers))
+    }
+
+    /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
+    static func lowercased(_ token: ArraySlice<UInt8>) -> [UInt8]? {
+        let isUppercase: (UInt8) -> Bool = { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+        guard token.contains(where: isUppercase) else { return nil }
+        return token.map { isUppercase($0) ? $0 + 0x20 : $0 }
     }
 
     /// A row's own value for a column, or nil when the column is absent or the field empty (so the

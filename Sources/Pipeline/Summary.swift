@@ -16,6 +16,10 @@ public struct Summary: Sendable {
     public init(rows: Int = 0) { self.rows = rows }
 
     public mutating func add(_ record: ResultRecord) {
+        add(RowResult(record))
+    }
+
+    mutating func add(_ record: RowResult) {
         counts.add(record.outcome)
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }

@@ -21,14 +21,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private var ready = JobQueue()
     private var inFlight: [UInt64: Job] = [:]
     private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    private var finished: [ResultRecord] = []
+    private var finished: [RowResult] = []
     private var retryPolicy: RetryPolicy
     private var waitingForWork = false
     private var stopping = false
     private var shuttingDown = false
     private var flushScheduled = false
-    private var authorization: (jwt: String, header: H2Header)?
-    private var headerScratch: [H2Header] = []
+    private var templates: Templates?
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
@@ -200,8 +199,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         } else {
             nil
         }
+        let templates = templates(for: token)
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
-            if submit(job, on: connection, slot: slot, token: token) {
+            if submit(job, on: connection, templates: templates, token: token) {
                 submitted = true
             } else {
                 ready.pushFront(job)
@@ -240,32 +240,46 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    private func submit(_ job: Job, on connection: ClientConnection, slot: ConnectionSlot, token: ProviderToken?) -> Bool {
-        let notification = job.notification
-        // Reused: the session copies the fields into its header block, so the array stays uniquely
-        // held and refilling it allocates nothing per row.
-        var headers = headerScratch
-        headerScratch = []
-        headers.removeAll(keepingCapacity: true)
-        defer { headerScratch = headers }
-        if let token {
-            job.providerToken = token
-            if authorization?.jwt != token.jwt {
-                authorization = (token.jwt, H2Header("authorization", "bearer " + token.jwt))
-            }
-            headers.append(authorization!.header)
+    /// What every request of the current provider token shares, encoded once per token: the
+    /// `authorization` header, and with it the run's own header values for the rows that use them.
+    private final class Templates {
+        let jwt: String?
+        let authorization: [H2Header]
+        /// `authorization` only: rows with header columns of their own add theirs.
+        let authorizationOnly: H2RequestTemplate
+        /// `authorization` and the run's header values; made on the first row that uses them.
+        var runDefault: H2RequestTemplate?
+
+        init(token: ProviderToken?) {
+            jwt = token?.jwt
+            authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
+            authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
         }
-        if let topic = notification.topic { headers.append(H2Header("apns-topic", topic)) }
-        headers.append(H2Header("apns-push-type", notification.pushType.headerValue))
-        headers.append(H2Header("apns-priority", notification.priority.headerValue))
-        if let expiration = notification.expiration { headers.append(H2Header("apns-expiration", String(expiration))) }
-        if let collapseID = notification.collapseID { headers.append(H2Header("apns-collapse-id", collapseID)) }
-        if let apnsID = notification.apnsID { headers.append(H2Header("apns-id", apnsID)) }
+
+        func template(for headers: RowHeaders) -> H2RequestTemplate {
+            guard headers.isRunDefault else { return authorizationOnly }
+            if let runDefault { return runDefault }
+            let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + headers.fields)
+            runDefault = made
+            return made
+        }
+    }
+
+    private func templates(for token: ProviderToken?) -> Templates {
+        if let templates, templates.jwt == token?.jwt { return templates }
+        let made = Templates(token: token)
+        templates = made
+        return made
+    }
+
+    private func submit(_ job: Job, on connection: ClientConnection, templates: Templates, token: ProviderToken?) -> Bool {
+        let headers = job.headers
         let now = Reactor.monotonicNanoseconds()
-        guard connection.submit(path: job.path, headers: headers, body: notification.payload, tag: UInt64(job.row),
-                                submittedAt: now) else { return false }
+        guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
+                                headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
+                                tag: UInt64(job.row), submittedAt: now) else { return false }
+        if token != nil { job.providerToken = token }
         job.attempts += 1
-        job.submittedAt = now
         job.avoidConnection = -1
         inFlight[UInt64(job.row)] = job
         return true
@@ -276,18 +290,19 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.removeValue(forKey: response.tag) else { return }
         let slot = slotByConnection[ObjectIdentifier(connection)]
-        let answer = Response(status: response.status, apnsID: response.apnsID, body: response.body)
+        // The apns-id stays inline (response.apnsIDText) on its way to the result log.
+        let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(Reactor.monotonicNanoseconds() &- response.submittedAt) / 1e6
         shared.control.recordAnswer(delivered: answer.status == 200,
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
-                                        expiration: job.notification.expiration ?? 0,
+                                        expiration: job.headers.expiration ?? 0,
                                         nowMilliseconds: Self.epochMilliseconds())
         switch action {
         case .finish(let outcome):
-            finish(ResultRecord(row: job.row, deviceToken: job.deviceTokenText, outcome: outcome, status: answer.status,
-                                reason: answer.reasonText, apnsID: answer.apnsID, attempts: job.attempts,
+            finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
+                                reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                                 unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                                 latencyMs: latency, endpoint: slot?.endpointLabel,
                                 retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
@@ -302,8 +317,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         case .stopRun:
             let reason = answer.reasonText ?? "status \(answer.status)"
             shared.control.stop(.credentialsRefused(reason: reason))
-            finish(ResultRecord(row: job.row, deviceToken: job.deviceTokenText, outcome: .aborted, status: answer.status,
-                                reason: reason, apnsID: answer.apnsID, attempts: job.attempts, latencyMs: latency,
+            finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
+                                reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
                                 endpoint: slot?.endpointLabel,
                                 retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
@@ -335,7 +350,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             return
         }
         let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts,
-                                                           expiration: job.notification.expiration ?? 0,
+                                                           expiration: job.headers.expiration ?? 0,
                                                            nowMilliseconds: Self.epochMilliseconds())
         if case .finish(let outcome) = action {
             finish(job.record(outcome, reason: "ConnectionLost"))
@@ -357,6 +372,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             scheduleRefill()
             return
         }
+        // A backoff may be long: let the CSV batch this row came from go meanwhile.
+        job.detach()
         let tag = UInt64(job.row)
         let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
             guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }
@@ -374,7 +391,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     // MARK: - Recording
 
-    private func finish(_ record: ResultRecord) {
+    private func finish(_ record: RowResult) {
         finished.append(record)
         if finished.count >= 512 { publish() }
     }

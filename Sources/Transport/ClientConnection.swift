@@ -161,6 +161,21 @@ public final class ClientConnection {
         return true
     }
 
+    /// The template form of `submit` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
+    public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                       body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        guard phase == .ready, let h2 else { return false }
+        let wasIdle = h2.inFlightCount == 0
+        do {
+            try h2.submit(template: template, pathSuffix: pathSuffix, headers: headers, body: body, tag: tag,
+                          submittedAt: submittedAt)
+        } catch {
+            return false
+        }
+        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
+        return true
+    }
+
     /// `submit` stamped with the reactor's clock now.
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64) -> Bool {
         submit(path: path, headers: headers, body: body, tag: tag, submittedAt: Reactor.monotonicNanoseconds())

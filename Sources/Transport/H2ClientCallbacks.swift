@@ -93,7 +93,8 @@ extension H2ClientSession {
         if H2Wire.equals(name, nameLength, ":status") {
             streams[index]?.status = H2Wire.status(value, valueLength)
         } else if H2Wire.equals(name, nameLength, "apns-id") {
-            streams[index]?.apnsID = H2Wire.string(value, valueLength)
+            streams[index]?.apnsID = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
+            streams[index]?.hasAPNsID = true
         }
     }
 
@@ -138,7 +139,8 @@ extension H2ClientSession {
         streams[index]?.answered = true
         if stream.status != 403 { isAuthorized = true }
         events.append(.response(H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID,
-                                           status: stream.status, apnsID: stream.apnsID,
+                                           status: stream.status,
+                                           apnsIDText: stream.hasAPNsID ? stream.apnsID : nil,
                                            body: stream.responseBody)))
     }
 

@@ -44,12 +44,13 @@ public final class H2ClientSession {
         var streamID: Int32 = 0
         var tag: UInt64
         var submittedAt: UInt64
-        var body: [UInt8]
+        var body: ArraySlice<UInt8>
         var bodyOffset = 0
         var headersSent = false
         var answered = false
         var status = 0
-        var apnsID: String? = nil
+        var apnsID = InlineText()
+        var hasAPNsID = false
         var responseBody: [UInt8] = []
     }
 
@@ -61,6 +62,7 @@ public final class H2ClientSession {
     private var submitOrder: [(index: Int, streamID: Int32)] = []
     private var submitOrderHead = 0
     private var hasSubmitted = false
+    private let authorityBytes: [UInt8]
     private var shutdownRequested = false
     var lastKnownMaxConcurrentStreams: Int
 
@@ -78,6 +80,7 @@ public final class H2ClientSession {
     public init(configuration: Configuration) throws(H2Error) {
         precondition(configuration.maxStreams > 0, "H2ClientSession: maxStreams must be positive")
         self.configuration = configuration
+        authorityBytes = Array(configuration.authority.utf8)
         isAuthorized = !configuration.singleStreamUntilAuthorized
         lastKnownMaxConcurrentStreams = 1
         session = try H2ClientCallbacks.makeSession(owner: self)
@@ -159,11 +162,30 @@ public final class H2ClientSession {
     @discardableResult
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
                        submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
-        guard let session else { throw .terminated }
+        guard session != nil else { throw .terminated }
         guard acceptsRequests else { throw .notAcceptingRequests }
         guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
 
         fillHeaderBlock(method: method, path: path, headers: headers)
+        return try submitFilledHeaders(body: body[...], tag: tag, submittedAt: submittedAt)
+    }
+
+    /// Submits `template`'s method to its path prefix followed by `pathSuffix`, with its header fields
+    /// and then `headers`, and `body`; otherwise as `submit(path:headers:body:tag:submittedAt:method:)`.
+    /// The hot path of a bulk sender: the fixed part of the header block is copied, not rebuilt, and
+    /// `body` is kept as the slice it is (no copy) until its DATA is written.
+    @discardableResult
+    public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                       body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+        guard session != nil else { throw .terminated }
+        guard acceptsRequests else { throw .notAcceptingRequests }
+        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
+        fillHeaderBlock(template: template, pathSuffix: pathSuffix, headers: headers)
+        return try submitFilledHeaders(body: body, tag: tag, submittedAt: submittedAt)
+    }
+
+    private func submitFilledHeaders(body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) throws(H2Error) -> Int32 {
+        guard let session else { throw .terminated }
         let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: body))
         let userData = H2StreamTable<Stream>.userData(for: index)
         let streamID: Int32
@@ -183,6 +205,41 @@ public final class H2ClientSession {
         hasSubmitted = true
         recordSubmitOrder(index: index, streamID: streamID)
         return streamID
+    }
+
+    private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header]) {
+        // 34 bytes of pseudo-header names and "https".
+        let byteCount = 34 + template.method.count + authorityBytes.count + template.pathPrefix.count + pathSuffix.count
+            + template.bytes.count + H2HeaderBlock.byteCount(headers)
+        headerBlock.reset(fieldCount: 4 + template.fields.count + headers.count, byteCount: byteCount)
+        template.method.withUnsafeBytes { method in
+            Self.appendStatic(":method", method, to: headerBlock, neverIndexed: false)
+        }
+        Self.https.withUTF8Buffer { scheme in
+            Self.appendStatic(":scheme", UnsafeRawBufferPointer(scheme), to: headerBlock, neverIndexed: false)
+        }
+        authorityBytes.withUnsafeBytes { authority in
+            Self.appendStatic(":authority", authority, to: headerBlock, neverIndexed: false)
+        }
+        template.pathPrefix.withUnsafeBytes { prefix in
+            pathSuffix.withUnsafeBytes { suffix in
+                StaticString(":path").withUTF8Buffer { name in
+                    headerBlock.append(name: UnsafeRawBufferPointer(name), value: prefix, valueSuffix: suffix,
+                                       neverIndexed: true)
+                }
+            }
+        }
+        headerBlock.append(template, notFirst: hasSubmitted)
+        if !headers.isEmpty { headerBlock.append(headers, notFirst: hasSubmitted) }
+    }
+
+    private static let https: StaticString = "https"
+
+    private static func appendStatic(_ name: StaticString, _ value: UnsafeRawBufferPointer, to block: H2HeaderBlock,
+                                     neverIndexed: Bool) {
+        name.withUTF8Buffer { name in
+            block.append(name: UnsafeRawBufferPointer(name), value: value, neverIndexed: neverIndexed)
+        }
     }
 
     private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {

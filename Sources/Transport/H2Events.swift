@@ -28,17 +28,24 @@ public struct H2Response: Sendable, Equatable {
     public var streamID: Int32
     /// `:status`; 0 if the server sent none that parses.
     public var status: Int
+    /// The `apns-id` response header, if present, kept inline (no allocation per response).
+    public var apnsIDText: InlineText?
     /// The `apns-id` response header, if present.
-    public var apnsID: String?
+    public var apnsID: String? { apnsIDText?.description }
     /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
     public var body: [UInt8]
 
     public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?, body: [UInt8]) {
+        self.init(tag: tag, submittedAt: submittedAt, streamID: streamID, status: status,
+                  apnsIDText: apnsID.map(InlineText.init), body: body)
+    }
+
+    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDText: InlineText?, body: [UInt8]) {
         self.tag = tag
         self.submittedAt = submittedAt
         self.streamID = streamID
         self.status = status
-        self.apnsID = apnsID
+        self.apnsIDText = apnsIDText
         self.body = body
     }
 }

@@ -54,16 +54,43 @@ final class H2HeaderBlock {
         count += 1
     }
 
+    /// Appends a field from bytes; the value is `value` followed by `valueSuffix`.
+    func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                valueSuffix: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0), neverIndexed: Bool) {
+        precondition(count < fieldCapacity, "H2HeaderBlock: more fields than reserved")
+        let namePointer = copy(name)
+        let valuePointer = copy(value)
+        _ = copy(valueSuffix)
+        fields[count] = nghttp2_nv(
+            name: namePointer, value: valuePointer, namelen: name.count, valuelen: value.count + valueSuffix.count,
+            flags: neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        count += 1
+    }
+
+    /// Appends `template`'s fields with their HPACK rule (see `append(_:notFirst:)`).
+    func append(_ template: H2RequestTemplate, notFirst: Bool) {
+        template.bytes.withUnsafeBytes { bytes in
+            for field in template.fields {
+                append(name: UnsafeRawBufferPointer(rebasing: bytes[field.nameStart..<field.nameStart + field.nameCount]),
+                       value: UnsafeRawBufferPointer(rebasing: bytes[field.valueStart..<field.valueStart + field.valueCount]),
+                       neverIndexed: Self.neverIndexed(field.indexing, notFirst: notFirst))
+            }
+        }
+    }
+
+    static func neverIndexed(_ indexing: H2Header.Indexing, notFirst: Bool) -> Bool {
+        switch indexing {
+        case .indexed: false
+        case .neverIndexed: true
+        case .indexedOnFirstRequestOnly: notFirst
+        }
+    }
+
     /// Appends `headers` with their HPACK rule; `.indexedOnFirstRequestOnly` is never-indexed once
     /// `notFirst` (the session already sent a header block).
     func append(_ headers: [H2Header], notFirst: Bool) {
         for header in headers {
-            let neverIndexed = switch header.indexing {
-            case .indexed: false
-            case .neverIndexed: true
-            case .indexedOnFirstRequestOnly: notFirst
-            }
-            append(header.name, header.value, neverIndexed: neverIndexed)
+            append(header.name, header.value, neverIndexed: Self.neverIndexed(header.indexing, notFirst: notFirst))
         }
     }
 
@@ -76,6 +103,16 @@ final class H2HeaderBlock {
 
     /// The fields, valid until the next `reset`.
     var nv: UnsafePointer<nghttp2_nv> { UnsafePointer(fields) }
+
+    private func copy(_ source: UnsafeRawBufferPointer) -> UnsafeMutablePointer<UInt8> {
+        let start = bytes + used
+        precondition(used + source.count <= byteCapacity, "H2HeaderBlock: more bytes than reserved")
+        if let base = source.baseAddress, source.count > 0 {
+            UnsafeMutableRawPointer(start).copyMemory(from: base, byteCount: source.count)
+        }
+        used += source.count
+        return start
+    }
 
     private func copy(_ text: String) -> (start: UnsafeMutablePointer<UInt8>, count: Int) {
         let start = bytes + used
