@@ -4,10 +4,53 @@ public struct PrescanResult: Sendable, Equatable {
     public let header: CSVHeader
 }
 
-/// One streaming pass over the campaign with the same parser as CSVSource, keeping only counts,
-/// so what is wrong with the file itself stops the run before anything is sent.
+/// One streaming pass over the campaign, so what is wrong with the file itself stops the run before
+/// anything is sent, and the row count gives progress an ETA.
+///
+/// The pass counts records with `CSVRecordCounter` (no field is copied) and reads the header with
+/// the same libcsv parser as CSVSource. Should the counter see anything strict libcsv would refuse,
+/// or the file fail to read, the whole pass is made again with libcsv, which names the error and its
+/// line exactly as the reader would.
 public enum Prescan {
     public static func run(path: String, chunkSize: Int = 256 * 1024) throws(InputFileError) -> PrescanResult {
+        if let records = try? countRecords(path: path, chunkSize: chunkSize) {
+            let header = try readHeader(path: path, chunkSize: chunkSize)
+            return PrescanResult(rows: max(0, records - 1), header: header)
+        }
+        return try parseAll(path: path, chunkSize: chunkSize)
+    }
+
+    /// Records (the header's included), or nil when libcsv should look.
+    private static func countRecords(path: String, chunkSize: Int) throws(InputFileError) -> Int? {
+        let file = try InputFile(path: path)
+        var counter = CSVRecordCounter()
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(chunkSize)
+        while try file.read(into: &chunk, limit: chunkSize) {
+            chunk.withUnsafeBytes { counter.scan($0) }
+            if counter.isSuspicious { return nil }
+        }
+        counter.finish()
+        return counter.isSuspicious ? nil : counter.records
+    }
+
+    private static func readHeader(path: String, chunkSize: Int) throws(InputFileError) -> CSVHeader {
+        let file = try InputFile(path: path)
+        let parser = CSVParser(path: path, keepsFields: false)
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(chunkSize)
+        while parser.header == nil, try file.read(into: &chunk, limit: chunkSize) {
+            try parser.parse(chunk)
+        }
+        if parser.header == nil { try parser.finish() }
+        guard let header = parser.header else {
+            throw file.bytesRead == 0 ? .empty(path: path) : .noHeader(path: path)
+        }
+        return header
+    }
+
+    /// The libcsv pass: every error named with its line.
+    static func parseAll(path: String, chunkSize: Int = 256 * 1024) throws(InputFileError) -> PrescanResult {
         let file = try InputFile(path: path)
         let parser = CSVParser(path: path, keepsFields: false)
         var chunk: [UInt8] = []

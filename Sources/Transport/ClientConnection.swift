@@ -150,25 +150,25 @@ public final class ClientConnection {
     /// `Reactor.monotonicNanoseconds()` at submission: the response timeout is measured from it, and
     /// it comes back in the `H2Response` (for latency).
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64, submittedAt: UInt64) -> Bool {
-        guard phase == .ready, let h2 else { return false }
-        let wasIdle = h2.inFlightCount == 0
-        do {
+        submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
             try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
-        } catch {
-            return false
         }
-        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
-        return true
     }
 
     /// The template form of `submit` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
     public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
                        body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
+            try h2.submit(template: template, pathSuffix: pathSuffix, headers: headers, body: body, tag: tag,
+                          submittedAt: submittedAt)
+        }
+    }
+
+    private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
         guard phase == .ready, let h2 else { return false }
         let wasIdle = h2.inFlightCount == 0
         do {
-            try h2.submit(template: template, pathSuffix: pathSuffix, headers: headers, body: body, tag: tag,
-                          submittedAt: submittedAt)
+            _ = try submit(h2)
         } catch {
             return false
         }

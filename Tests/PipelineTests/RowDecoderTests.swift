@@ -1,0 +1,94 @@
+import APNs
+import Foundation
+import Testing
+import Transport
+@testable import Pipeline
+
+@Suite struct RowDecoderTests {
+    static let token = String(repeating: "ab", count: 32)
+
+    func decoded(_ csv: String, defaults: HeaderValues = HeaderValues(topic: "com.example.app"),
+                 defaultPayload: [UInt8]? = nil) throws -> [RowDecoder.Decoded] {
+        let directory = try TemporaryDirectory()
+        let source = try CSVSource(path: try directory.write("c.csv", csv))
+        let decoder = RowDecoder(defaults: defaults, defaultPayload: defaultPayload, auth: .token)
+        var out: [RowDecoder.Decoded] = []
+        while let row = try source.next() { out.append(decoder.decode(row)) }
+        return out
+    }
+
+    func job(_ decoded: RowDecoder.Decoded) -> Job? {
+        if case .send(let job) = decoded { job } else { nil }
+    }
+
+    func reason(_ decoded: RowDecoder.Decoded) -> String? {
+        if case .rejected(let result) = decoded { result.reason } else { nil }
+    }
+
+    @Test func rowsWithoutHeaderColumnsShareTheRunHeadersAndPointIntoTheBatch() throws {
+        let rows = try decoded("device_token,payload\n\(Self.token),{}\n\(Self.token.uppercased()),\"{\"\"a\"\":1}\"\n")
+        let first = try #require(job(rows[0])), second = try #require(job(rows[1]))
+        #expect(first.headers === second.headers)
+        #expect(first.headers.isRunDefault)
+        #expect(String(decoding: first.payload, as: UTF8.self) == "{}")
+        #expect(String(decoding: second.payload, as: UTF8.self) == #"{"a":1}"#)
+        // The result log keeps the token as given; :path carries it in lowercase.
+        #expect(String(decoding: second.deviceToken, as: UTF8.self) == Self.token.uppercased())
+        #expect(String(decoding: second.pathToken, as: UTF8.self) == Self.token)
+        #expect(first.lowercaseToken == nil)
+        #expect(first.headers.fields.map(\.name) == ["apns-topic", "apns-push-type", "apns-priority"])
+    }
+
+    @Test func rowColumnsOverrideTheRunValuesForThatRowOnly() throws {
+        let rows = try decoded("""
+            device_token,payload,push_type,priority,collapse_id
+            \(Self.token),{},background,5,
+            \(Self.token),{},,,c1
+
+            """)
+        let background = try #require(job(rows[0])), collapsed = try #require(job(rows[1]))
+        #expect(!background.headers.isRunDefault)
+        #expect(background.headers.values.pushType == .background)
+        #expect(background.headers.values.priority == .powerConsidered)
+        #expect(collapsed.headers.values.pushType == .alert)
+        #expect(collapsed.headers.values.collapseID == "c1")
+        #expect(collapsed.headers.fields.contains(H2Header("apns-collapse-id", "c1")))
+    }
+
+    @Test func badRunValuesRejectEveryRowThatUsesThemAfterItsTokenIsChecked() throws {
+        let rows = try decoded("""
+            device_token,payload,push_type
+            \(Self.token),{},
+            zz,{},
+            \(Self.token),{},alert
+
+            """, defaults: HeaderValues(topic: "com.example.app", pushType: "telepathy"))
+        #expect(reason(rows[0]) == "InvalidPushType")
+        #expect(reason(rows[1]) == "BadDeviceToken")
+        #expect(job(rows[2]) != nil)
+    }
+
+    @Test func theDefaultPayloadIsCheckedOnceButStillPerPushType() throws {
+        let tooBigForVoIP = Array(("{\"a\":\"" + String(repeating: "x", count: 4_100) + "\"}").utf8)
+        let rows = try decoded("""
+            device_token,payload,push_type,topic
+            \(Self.token),,,
+            \(Self.token),,voip,com.example.app.voip
+            \(Self.token),{not json},,
+
+            """, defaultPayload: tooBigForVoIP)
+        // 4 KB is too much for alert (4096 bytes) but fine for voip (5120 bytes).
+        #expect(reason(rows[0]) == "PayloadTooLarge")
+        #expect(job(rows[1]) != nil)
+        #expect(reason(rows[2]) == "InvalidPayload")
+    }
+
+    @Test func aRetriedJobLetsGoOfItsBatch() throws {
+        let rows = try decoded("device_token,payload\n\(Self.token),{}\n")
+        let retried = try #require(job(rows[0]))
+        retried.detach()
+        #expect(String(decoding: retried.deviceToken, as: UTF8.self) == Self.token)
+        #expect(String(decoding: retried.payload, as: UTF8.self) == "{}")
+        #expect(retried.deviceToken.startIndex == 0 && retried.payload.startIndex == 0)
+    }
+}

@@ -1,0 +1,68 @@
+import Testing
+import Transport
+
+@Suite struct H2RequestTemplateTests {
+    static let template = H2RequestTemplate(pathPrefix: "/3/device/", headers: [
+        H2Header("authorization", "bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
+        H2Header("apns-topic", "com.example.app"),
+        H2Header("apns-expiration", "0"),
+    ])
+
+    @Test func templateRequestCarriesPrefixSuffixTemplateFieldsThenItsOwn() throws {
+        let pair = try H2TestPair()
+        pair.answer = { _ in .init(status: 200, headers: [H2Header("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")]) }
+        try pair.pump()
+        let row = Array("xx0123abcdyy{\"aps\":{}}zz".utf8)
+        try pair.client.submit(template: Self.template, pathSuffix: row[2..<10],
+                               headers: [H2Header("apns-collapse-id", "c1")], body: row[12..<22], tag: 5, submittedAt: 9)
+        try pair.pump()
+
+        let request = try #require(pair.requests.first)
+        #expect(request.method == "POST")
+        #expect(request.path == "/3/device/0123abcd")
+        #expect(request.authority == "api.push.apple.com")
+        #expect(request.fields.map(\.name) == [":method", ":scheme", ":authority", ":path", "authorization",
+                                               "apns-topic", "apns-expiration", "apns-collapse-id"])
+        #expect(String(decoding: request.body, as: UTF8.self) == #"{"aps":{}}"#)
+        let response = try #require(pair.responses.first)
+        #expect(response.tag == 5 && response.submittedAt == 9)
+        #expect(response.apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+    }
+
+    @Test func templateFieldsFollowApplesIndexingRules() throws {
+        let pair = try H2TestPair()
+        pair.answer = { _ in .init(status: 200) }
+        try pair.pump()
+        for tag: UInt64 in 1...2 {
+            try pair.client.submit(template: Self.template, pathSuffix: Array("abcd".utf8)[...], body: Array("{}".utf8)[...],
+                                   tag: tag)
+            try pair.pump()
+        }
+        try #require(pair.requests.count == 2)
+        func neverIndexed(_ request: H2ServerRequest, _ name: String) -> Bool? {
+            request.fields.first { $0.name == name }?.neverIndexed
+        }
+        for request in pair.requests {
+            #expect(neverIndexed(request, ":path") == true)
+            #expect(neverIndexed(request, "authorization") == true)
+            #expect(neverIndexed(request, "apns-topic") == false)
+        }
+        #expect(neverIndexed(pair.requests[0], "apns-expiration") == false)
+        #expect(neverIndexed(pair.requests[1], "apns-expiration") == true)
+        #expect(Self.template.headers.map(\.name) == ["authorization", "apns-topic", "apns-expiration"])
+    }
+
+    @Test func inlineTextKeepsShortValuesAndSaysWhenItCutsALongOne() {
+        let id = InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
+        #expect(id.description == "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
+        #expect(id.count == 36 && !id.isTruncated)
+        #expect(id == InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e"))
+        #expect(id != InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6f"))
+        let long = InlineText(String(repeating: "z", count: 100))
+        #expect(long.isTruncated && long.count == InlineText.capacity)
+        var out: [UInt8] = []
+        long.append(to: &out)
+        #expect(out == [UInt8](repeating: UInt8(ascii: "z"), count: InlineText.capacity))
+        #expect(InlineText().isEmpty)
+    }
+}
