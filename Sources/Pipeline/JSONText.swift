@@ -50,38 +50,18 @@ public enum JSONText {
     }
 
     public static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
-        }
+        JSONLineBuffer.append(to: &out, capacity: JSONLineBuffer.integerBytes) { $0.integer(value) }
+    }
+
+    /// Appends text known at compile time with one copy.
+    @inline(__always)
+    public static func appendLiteral(_ text: StaticString, to out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// A duration in ms rounded to microseconds, trailing zeros dropped, at least one decimal: `3.1`, `0.25`, `5.0`.
     public static func appendMilliseconds(_ value: Double, to out: inout [UInt8]) {
-        guard value.isFinite else { out.append(contentsOf: "null".utf8); return }
-        let micros = Int64((value * 1000).rounded())
-        if micros < 0 { out.append(UInt8(ascii: "-")) }
-        let magnitude = micros.magnitude
-        appendInteger(Int64(magnitude / 1000), to: &out)
-        out.append(UInt8(ascii: "."))
-        var fraction = magnitude % 1000
-        var width = 3
-        while width > 1 && fraction % 10 == 0 { fraction /= 10; width -= 1 }
-        var divisor: UInt64 = width == 3 ? 100 : width == 2 ? 10 : 1
-        while divisor > 0 {
-            out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
-        }
+        JSONLineBuffer.append(to: &out, capacity: JSONLineBuffer.millisecondsBytes) { $0.milliseconds(value) }
     }
 
     /// A decimal with up to three places, for summary numbers (rates, seconds).

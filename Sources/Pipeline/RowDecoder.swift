@@ -80,9 +80,12 @@ struct RowDecoder: Sendable {
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
     static func lowercased(_ token: ArraySlice<UInt8>) -> [UInt8]? {
-        let isUppercase: (UInt8) -> Bool = { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
-        guard token.contains(where: isUppercase) else { return nil }
-        return token.map { isUppercase($0) ? $0 + 0x20 : $0 }
+        // Bytes already checked to be hex digits: 'A'...'F' are the only ones with 0x40 set and 0x20
+        // clear. One pass of bit operations, no branch per byte.
+        var uppercase: UInt8 = 0
+        for byte in token { uppercase |= byte & ~(byte << 1) & 0x40 }
+        guard uppercase != 0 else { return nil }
+        return token.map { $0 | 0x20 }
     }
 
     /// A row's own value for a column, or nil when the column is absent or the field empty (so the

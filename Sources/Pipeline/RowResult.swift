@@ -49,19 +49,88 @@ struct RowResult: Sendable {
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
-    /// Hand-written: no Foundation, no allocation beyond `line`'s growth.
+    /// Hand-written: no Foundation, no allocation beyond `line`'s growth. The usual line (a hex
+    /// token, a reason name, an endpoint, APNs' apns-id) is composed in one buffer and copied once;
+    /// text that needs escaping takes the general path.
     func appendJSONLine(to line: inout [UInt8]) {
-        line.append(contentsOf: #"{"row":"#.utf8)
+        var reason = self.reason ?? ""
+        var endpoint = self.endpoint ?? ""
+        let done = reason.withUTF8 { reasonBytes in
+            endpoint.withUTF8 { endpointBytes in
+                deviceToken.withUnsafeBufferPointer { token in
+                    appendPlainJSONLine(to: &line, token: token, reason: reasonBytes, endpoint: endpointBytes)
+                }
+            }
+        }
+        if !done { appendEscapedJSONLine(to: &line) }
+    }
+
+    /// The one-copy path; false (nothing written) when some text needs escaping.
+    func appendPlainJSONLine(to line: inout [UInt8], token: UnsafeBufferPointer<UInt8>,
+                                     reason reasonBytes: UnsafeBufferPointer<UInt8>,
+                                     endpoint endpointBytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let apnsIDIsPlain = apnsID?.withUnsafeBytes { JSONLineBuffer.isPlain($0.assumingMemoryBound(to: UInt8.self)) } ?? true
+        guard apnsIDIsPlain, JSONLineBuffer.isPlain(token), JSONLineBuffer.isPlain(reasonBytes),
+              JSONLineBuffer.isPlain(endpointBytes) else { return false }
+        let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + InlineText.capacity
+        JSONLineBuffer.append(to: &line, capacity: capacity) { out in
+            out.literal(#"{"row":"#)
+            out.integer(Int64(row))
+            out.literal(#","device_token":""#)
+            out.verbatim(token)
+            out.literal(#"","outcome":""#)
+            out.literal(Self.literal(outcome))
+            out.literal(#"","status":"#)
+            out.integer(Int64(status))
+            out.literal(#","reason":"#)
+            if reason == nil {
+                out.literal("null")
+            } else {
+                out.byte(UInt8(ascii: "\""))
+                out.verbatim(reasonBytes)
+                out.byte(UInt8(ascii: "\""))
+            }
+            out.literal(#","apns_id":"#)
+            if let apnsID {
+                out.byte(UInt8(ascii: "\""))
+                apnsID.withUnsafeBytes { out.verbatim($0.assumingMemoryBound(to: UInt8.self)) }
+                out.byte(UInt8(ascii: "\""))
+            } else {
+                out.literal("null")
+            }
+            out.literal(#","attempts":"#)
+            out.integer(Int64(attempts))
+            out.literal(#","unregistered_at":"#)
+            if let unregisteredAt { out.integer(unregisteredAt) } else { out.literal("null") }
+            out.literal(#","latency_ms":"#)
+            if let latencyMs { out.milliseconds(latencyMs) } else { out.literal("null") }
+            out.literal(#","endpoint":"#)
+            if endpoint == nil {
+                out.literal("null")
+            } else {
+                out.byte(UInt8(ascii: "\""))
+                out.verbatim(endpointBytes)
+                out.byte(UInt8(ascii: "\""))
+            }
+            if retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
+            out.literal("}\n")
+        }
+        return true
+    }
+
+    /// The general path: every string escaped as JSON needs.
+    func appendEscapedJSONLine(to line: inout [UInt8]) {
+        JSONText.appendLiteral(#"{"row":"#, to: &line)
         JSONText.appendInteger(Int64(row), to: &line)
-        line.append(contentsOf: #","device_token":"#.utf8)
+        JSONText.appendLiteral(#","device_token":"#, to: &line)
         JSONText.appendString(bytes: deviceToken, to: &line)
-        line.append(contentsOf: #","outcome":""#.utf8)
-        line.append(contentsOf: outcome.rawValue.utf8)
-        line.append(contentsOf: #"","status":"#.utf8)
+        JSONText.appendLiteral(#","outcome":""#, to: &line)
+        JSONText.appendLiteral(Self.literal(outcome), to: &line)
+        JSONText.appendLiteral(#"","status":"#, to: &line)
         JSONText.appendInteger(Int64(status), to: &line)
-        line.append(contentsOf: #","reason":"#.utf8)
+        JSONText.appendLiteral(#","reason":"#, to: &line)
         JSONText.appendOptionalString(reason, to: &line)
-        line.append(contentsOf: #","apns_id":"#.utf8)
+        JSONText.appendLiteral(#","apns_id":"#, to: &line)
         if let apnsID {
             // APNs' ids are plain ASCII: copy them as they are, and escape only what needs it.
             let start = line.count
@@ -74,17 +143,30 @@ struct RowResult: Sendable {
                 line.append(UInt8(ascii: "\""))
             }
         } else {
-            line.append(contentsOf: "null".utf8)
+            JSONText.appendLiteral("null", to: &line)
         }
-        line.append(contentsOf: #","attempts":"#.utf8)
+        JSONText.appendLiteral(#","attempts":"#, to: &line)
         JSONText.appendInteger(Int64(attempts), to: &line)
-        line.append(contentsOf: #","unregistered_at":"#.utf8)
-        if let unregisteredAt { JSONText.appendInteger(unregisteredAt, to: &line) } else { line.append(contentsOf: "null".utf8) }
-        line.append(contentsOf: #","latency_ms":"#.utf8)
-        if let latencyMs { JSONText.appendMilliseconds(latencyMs, to: &line) } else { line.append(contentsOf: "null".utf8) }
-        line.append(contentsOf: #","endpoint":"#.utf8)
+        JSONText.appendLiteral(#","unregistered_at":"#, to: &line)
+        if let unregisteredAt { JSONText.appendInteger(unregisteredAt, to: &line) } else { JSONText.appendLiteral("null", to: &line) }
+        JSONText.appendLiteral(#","latency_ms":"#, to: &line)
+        if let latencyMs { JSONText.appendMilliseconds(latencyMs, to: &line) } else { JSONText.appendLiteral("null", to: &line) }
+        JSONText.appendLiteral(#","endpoint":"#, to: &line)
         JSONText.appendOptionalString(endpoint, to: &line)
-        if retriedAfterConnectionLoss { line.append(contentsOf: #","retried_after_connection_loss":true"#.utf8) }
-        line.append(contentsOf: "}\n".utf8)
+        if retriedAfterConnectionLoss { JSONText.appendLiteral(#","retried_after_connection_loss":true"#, to: &line) }
+        JSONText.appendLiteral("}\n", to: &line)
+    }
+
+    /// `Outcome.rawValue`, as text the compiler keeps.
+    private static func literal(_ outcome: Outcome) -> StaticString {
+        switch outcome {
+        case .delivered: "delivered"
+        case .unregistered: "unregistered"
+        case .badToken: "bad_token"
+        case .failed: "failed"
+        case .rejected: "rejected"
+        case .gaveUp: "gave_up"
+        case .aborted: "aborted"
+        }
     }
 }

@@ -340,7 +340,7 @@ public final class H2ClientSession {
     /// `.notProcessed(.neverSent)`; the nghttp2 session is freed. Safe to call more than once.
     public func terminate() {
         guard let session else { return }
-        for case let stream? in streams.records {
+        for stream in streams.all {
             events.append(stream.headersSent
                 ? .lost(tag: stream.tag, cause: .connectionLost)
                 : .notProcessed(tag: stream.tag, cause: .neverSent))

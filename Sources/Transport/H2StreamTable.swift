@@ -4,26 +4,54 @@
 /// pattern), so callbacks find their stream without hashing. Indices are reused after `remove`; the
 /// table keeps each index's stream id (0 when free) and `index(of:userData:)` checks it, so a stale
 /// index never reaches a new stream.
-struct H2StreamTable<Record> {
-    private(set) var records: [Record?] = []
+///
+/// Records live in memory the table owns and the subscript hands out their address
+/// (`unsafeMutableAddress`), so `streams[i]?.field = value` updates in place: no copy of the record
+/// and no heap-allocated `_modify` coroutine frame (seven per request in a profile). A class, so
+/// the storage is never shared by two copies. Owned by its session's thread.
+final class H2StreamTable<Record> {
+    private var records: UnsafeMutablePointer<Record?>
+    private var capacity: Int
+    /// Slots in use so far (each holding a record or nil).
+    private var slots = 0
     private var streamIDs: [Int32] = []
     private var freeIndices: [Int] = []
     private(set) var count = 0
 
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        records = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        records.deinitialize(count: slots)
+        records.deallocate()
+    }
+
     /// Stores `record`; its stream id may be set later with `setStreamID` (a client learns it on submit).
-    mutating func insert(_ record: Record, streamID: Int32 = 0) -> Int {
+    func insert(_ record: Record, streamID: Int32 = 0) -> Int {
         count += 1
         if let index = freeIndices.popLast() {
             records[index] = record
             streamIDs[index] = streamID
             return index
         }
-        records.append(record)
+        if slots == capacity { grow() }
+        (records + slots).initialize(to: record)
         streamIDs.append(streamID)
-        return records.count - 1
+        slots += 1
+        return slots - 1
     }
 
-    mutating func setStreamID(_ streamID: Int32, at index: Int) {
+    private func grow() {
+        let larger = UnsafeMutablePointer<Record?>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: records, count: slots)
+        records.deallocate()
+        records = larger
+        capacity *= 2
+    }
+
+    func setStreamID(_ streamID: Int32, at index: Int) {
         streamIDs[index] = streamID
     }
 
@@ -35,8 +63,8 @@ struct H2StreamTable<Record> {
     }
 
     @discardableResult
-    mutating func remove(at index: Int) -> Record? {
-        guard index >= 0, index < records.count, let record = records[index] else { return nil }
+    func remove(at index: Int) -> Record? {
+        guard index >= 0, index < slots, let record = records[index] else { return nil }
         records[index] = nil
         streamIDs[index] = 0
         freeIndices.append(index)
@@ -44,18 +72,26 @@ struct H2StreamTable<Record> {
         return record
     }
 
-    mutating func removeAll() {
-        records.removeAll(keepingCapacity: true)
+    func removeAll() {
+        records.deinitialize(count: slots)
+        slots = 0
         streamIDs.removeAll(keepingCapacity: true)
         freeIndices.removeAll(keepingCapacity: true)
         count = 0
     }
 
+    /// Every record still held, in index order.
+    var all: [Record] {
+        (0..<slots).compactMap { records[$0] }
+    }
+
+    /// The record at `index`; nil when the slot is free. Reading an index never handed out by
+    /// `insert` also gives nil; writing one traps.
     subscript(index: Int) -> Record? {
-        get { index >= 0 && index < records.count ? records[index] : nil }
-        _modify {
-            precondition(index >= 0 && index < records.count, "H2StreamTable: index out of range")
-            yield &records[index]
+        get { index >= 0 && index < slots ? records[index] : nil }
+        unsafeMutableAddress {
+            precondition(index >= 0 && index < slots, "H2StreamTable: index out of range")
+            return records + index
         }
     }
 

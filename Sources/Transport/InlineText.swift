@@ -32,20 +32,20 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
 
     /// Appends the bytes held to `out`.
     public func append(to out: inout [UInt8]) {
-        withBytes { out.append(contentsOf: $0) }
+        withUnsafeBytes { out.append(contentsOf: $0) }
     }
 
     /// Calls `body` with the bytes held (valid only during the call).
-    func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 
     public var description: String {
-        withBytes { String(decoding: $0, as: UTF8.self) }
+        withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     public static func == (lhs: InlineText, rhs: InlineText) -> Bool {
         lhs.count == rhs.count && lhs.isTruncated == rhs.isTruncated
-            && lhs.withBytes { left in rhs.withBytes { right in left.elementsEqual(right) } }
+            && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
     }
 }

@@ -30,4 +30,34 @@ import Transport
         #expect(Array(text.utf8) == line)
         #expect(text.contains(#""device_token":"a\#u{FFFD}b""#))
     }
+
+    @Test func theOneCopyPathWritesWhatTheEscapingPathWrites() {
+        var random = SplitMix(seed: 7)
+        let reasons: [String?] = [nil, "Unregistered", "TooManyRequests", "status 503"]
+        let endpoints: [String?] = [nil, "api.push.apple.com:443", "127.0.0.1:2197"]
+        for index in 0..<2000 {
+            let token = Array(String(repeating: "0a1B", count: Int(random.next() % 40)).utf8)
+            let result = RowResult(
+                row: Int(random.next() % 10_000_000), deviceToken: token[...],
+                outcome: Outcome.allCases[Int(random.next() % UInt64(Outcome.allCases.count))],
+                status: [0, 200, 410, 429, 503][Int(random.next() % 5)],
+                reason: reasons[Int(random.next() % UInt64(reasons.count))],
+                apnsID: random.next() % 2 == 0 ? nil : InlineText("5e5ac3a4-6c6b-4b7a-9e8b-\(index)"),
+                attempts: Int(random.next() % 6),
+                unregisteredAt: random.next() % 3 == 0 ? Int64(bitPattern: random.next()) : nil,
+                latencyMs: random.next() % 4 == 0 ? nil : Double(Int64(bitPattern: random.next()) % 10_000_000) / 997,
+                endpoint: endpoints[Int(random.next() % UInt64(endpoints.count))],
+                retriedAfterConnectionLoss: random.next() % 2 == 0)
+            var fast: [UInt8] = [], general: [UInt8] = []
+            let tookFastPath = token.withUnsafeBufferPointer { token in
+                var reason = result.reason ?? "", endpoint = result.endpoint ?? ""
+                return reason.withUTF8 { reason in endpoint.withUTF8 { endpoint in
+                    result.appendPlainJSONLine(to: &fast, token: token, reason: reason, endpoint: endpoint)
+                } }
+            }
+            result.appendEscapedJSONLine(to: &general)
+            #expect(tookFastPath)
+            #expect(fast == general, "\(String(decoding: general, as: UTF8.self))")
+        }
+    }
 }
