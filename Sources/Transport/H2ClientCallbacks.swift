@@ -175,16 +175,17 @@ extension H2ClientSession {
 
     func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
                   flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard let stream = streams[index], stream.streamID == streamID else {
+        guard streams[index]?.streamID == streamID, let bodyOffset = streams[index]?.bodyOffset,
+              let count = streams[index]?.body.withUnsafeBufferPointer({ body -> Int in
+                  let count = min(length, body.count - bodyOffset)
+                  if let base = body.baseAddress, count > 0 { buffer.update(from: base + bodyOffset, count: count) }
+                  return count
+              }) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        let count = min(length, stream.body.count - stream.bodyOffset)
-        stream.body.withUnsafeBufferPointer { body in
-            if let base = body.baseAddress, count > 0 { buffer.update(from: base + stream.bodyOffset, count: count) }
-        }
-        let offset = stream.bodyOffset + count
+        let offset = bodyOffset + count
         streams[index]?.bodyOffset = offset
-        if offset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        if offset == streams[index]?.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
     }
 }

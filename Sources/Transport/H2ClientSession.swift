@@ -142,7 +142,9 @@ public final class H2ClientSession {
     public func oldestInFlightSubmittedAt() -> UInt64? {
         while submitOrderHead < submitOrder.count {
             let entry = submitOrder[submitOrderHead]
-            if let stream = streams[entry.index], stream.streamID == entry.streamID { return stream.submittedAt }
+            if streams[entry.index]?.streamID == entry.streamID, let submittedAt = streams[entry.index]?.submittedAt {
+                return submittedAt
+            }
             submitOrderHead += 1
         }
         submitOrder.removeAll(keepingCapacity: true)

@@ -12,6 +12,8 @@
 final class H2StreamTable<Record> {
     private var records: UnsafeMutablePointer<Record?>
     private var capacity: Int
+    /// Always nil: what reading an index outside the table finds.
+    private let outside: UnsafeMutablePointer<Record?>
     /// Slots in use so far (each holding a record or nil).
     private var slots = 0
     private var streamIDs: [Int32] = []
@@ -21,11 +23,15 @@ final class H2StreamTable<Record> {
     init(capacity: Int = 64) {
         self.capacity = capacity
         records = .allocate(capacity: capacity)
+        outside = .allocate(capacity: 1)
+        outside.initialize(to: nil)
     }
 
     deinit {
         records.deinitialize(count: slots)
         records.deallocate()
+        outside.deinitialize(count: 1)
+        outside.deallocate()
     }
 
     /// Stores `record`; its stream id may be set later with `setStreamID` (a client learns it on submit).
@@ -88,7 +94,8 @@ final class H2StreamTable<Record> {
     /// The record at `index`; nil when the slot is free. Reading an index never handed out by
     /// `insert` also gives nil; writing one traps.
     subscript(index: Int) -> Record? {
-        get { index >= 0 && index < slots ? records[index] : nil }
+        // Reads go through the address too, so `streams[i]?.field` copies the field, not the record.
+        unsafeAddress { UnsafePointer(index >= 0 && index < slots ? records + index : outside) }
         unsafeMutableAddress {
             precondition(index >= 0 && index < slots, "H2StreamTable: index out of range")
             return records + index
