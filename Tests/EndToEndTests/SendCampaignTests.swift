@@ -63,7 +63,9 @@ import Testing
             let process = Process()
             process.executableURL = Binary.url
             process.arguments = sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out)
-            process.standardError = FileHandle.nullDevice
+            // Kept next to the output directory: a crash's backtrace is what a failing test should show.
+            FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
             try process.run()
             Thread.sleep(forTimeInterval: seconds)
             kill(process.processIdentifier, signal)
@@ -282,8 +284,9 @@ import Testing
         // About 2,000 rows a second (2 connections × 50 streams / 50 ms): well inside the run.
         let process = try rig.sendInterrupted(mock, out: out, after: 2.5, signal: SIGTERM)
         mock.stop()
-        #expect(process.terminationStatus == 2)
-        let run = CampaignRun(result: .init(status: process.terminationStatus, stdout: "", stderr: ""), outDirectory: out)
+        let stderr = (try? String(contentsOfFile: out + ".stderr", encoding: .utf8)) ?? ""
+        #expect(process.terminationStatus == 2, "\(stderr.suffix(4000))")
+        let run = CampaignRun(result: .init(status: process.terminationStatus, stdout: "", stderr: stderr), outDirectory: out)
         try run.checkEveryRowExactlyOnce(rows: 30000)
         let summary = try run.summary
         #expect((summary["aborted"] as? Int ?? 0) > 0)
