@@ -36,6 +36,14 @@ struct JSONLineBuffer {
         count += 1
     }
 
+    /// `"text"` for plain text (see `isPlain`), `null` for nil.
+    mutating func quotedOrNull(_ text: UnsafeBufferPointer<UInt8>?) {
+        guard let text else { literal("null"); return }
+        byte(UInt8(ascii: "\""))
+        verbatim(text)
+        byte(UInt8(ascii: "\""))
+    }
+
     mutating func integer(_ value: Int64) {
         precondition(count + Self.integerBytes <= capacity, "JSONLineBuffer: more than reserved")
         if value < 0 { byte(UInt8(ascii: "-")) }

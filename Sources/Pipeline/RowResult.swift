@@ -83,18 +83,10 @@ struct RowResult: Sendable {
             out.literal(#"","status":"#)
             out.integer(Int64(status))
             out.literal(#","reason":"#)
-            if reason == nil {
-                out.literal("null")
-            } else {
-                out.byte(UInt8(ascii: "\""))
-                out.verbatim(reasonBytes)
-                out.byte(UInt8(ascii: "\""))
-            }
+            out.quotedOrNull(reason == nil ? nil : reasonBytes)
             out.literal(#","apns_id":"#)
             if let apnsID {
-                out.byte(UInt8(ascii: "\""))
-                apnsID.withUnsafeBytes { out.verbatim($0.assumingMemoryBound(to: UInt8.self)) }
-                out.byte(UInt8(ascii: "\""))
+                apnsID.withUnsafeBytes { out.quotedOrNull($0.assumingMemoryBound(to: UInt8.self)) }
             } else {
                 out.literal("null")
             }
@@ -105,13 +97,7 @@ struct RowResult: Sendable {
             out.literal(#","latency_ms":"#)
             if let latencyMs { out.milliseconds(latencyMs) } else { out.literal("null") }
             out.literal(#","endpoint":"#)
-            if endpoint == nil {
-                out.literal("null")
-            } else {
-                out.byte(UInt8(ascii: "\""))
-                out.verbatim(endpointBytes)
-                out.byte(UInt8(ascii: "\""))
-            }
+            out.quotedOrNull(endpoint == nil ? nil : endpointBytes)
             if retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
             out.literal("}\n")
         }

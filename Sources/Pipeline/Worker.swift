@@ -302,10 +302,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         switch action {
         case .finish(let outcome):
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
-                                reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
-                                unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                                latencyMs: latency, endpoint: slot?.endpointLabel,
-                                retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+                             reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
+                             unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
+                             latencyMs: latency, endpoint: slot?.endpointLabel,
+                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         case .retry(let delay, let elsewhere):
             if elsewhere, let slot { job.avoidConnection = slot.id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
@@ -318,9 +318,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             let reason = answer.reasonText ?? "status \(answer.status)"
             shared.control.stop(.credentialsRefused(reason: reason))
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
-                                reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
-                                endpoint: slot?.endpointLabel,
-                                retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+                             reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
+                             endpoint: slot?.endpointLabel,
+                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
         if shared.control.isStopping && !stopping { beginStopping() }
         schedulePublish()
