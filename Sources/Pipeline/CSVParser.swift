@@ -74,8 +74,13 @@ final class CSVParser {
 
     /// Hands out the rows completed so far; a row still in progress moves to the next batch.
     func takeBatch() -> CSVBatch {
-        let batch = CSVBatch(storage: Array(storage[0..<rowStart]), bounds: bounds, numbers: numbers, problems: problems)
-        storage.removeSubrange(0..<rowStart)
+        // The batch takes the storage itself; only the row in progress moves to a fresh buffer.
+        var next: [UInt8] = []
+        next.reserveCapacity(storage.capacity)
+        next.append(contentsOf: storage[rowStart...])
+        storage.removeSubrange(rowStart...)
+        let batch = CSVBatch(storage: storage, bounds: bounds, numbers: numbers, problems: problems)
+        storage = next
         for index in rowBounds.indices where rowBounds[index] >= 0 { rowBounds[index] -= Int32(rowStart) }
         rowStart = 0
         bounds.removeAll(keepingCapacity: true)
