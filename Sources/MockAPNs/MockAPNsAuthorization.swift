@@ -1,12 +1,16 @@
 import APNs
 import Glibc
 
-/// What one connection remembers about provider tokens: the token it used last (and its `iat`),
-/// and whether a request already passed the authorization check (then its stream limit is raised).
+/// What one connection remembers between its requests: the provider token it used last (and its
+/// `iat`), whether a request already passed the authorization check (then its stream limit is
+/// raised), and the last topic accepted (the checks of a repeated value are answered from it).
 public struct MockConnectionAuth: Sendable {
     var token: String?
+    /// The `authorization` value that carried `token`, as received.
+    var authorizationValue: [UInt8] = []
     var issuedAt: Int64 = 0
     public internal(set) var isAuthorized = false
+    var acceptedTopic: (topic: [UInt8], pushType: PushType?)?
 
     public init() {}
 }
@@ -47,6 +51,19 @@ final class MockTokenCache {
 /// token issued less than 20 minutes after its previous one.
 struct MockAuthorizer {
     let cache: MockTokenCache?
+
+    /// `check(authorization:)` on the header's bytes: the value that carried the connection's
+    /// current token needs only the age check, and no `String`.
+    func check(authorization value: ArraySlice<UInt8>?, connection: inout MockConnectionAuth, now: Int64) -> Reason? {
+        if let value, connection.token != nil, MockBytes.equal(value, connection.authorizationValue) {
+            if (try? TokenVerifier.checkAge(issuedAt: connection.issuedAt, now: now)) == nil { return .expiredProviderToken }
+            return nil
+        }
+        let previous = connection.token
+        let reason = check(authorization: value.map { String(decoding: $0, as: UTF8.self) }, connection: &connection, now: now)
+        if let value, let current = connection.token, previous != current { connection.authorizationValue = Array(value) }
+        return reason
+    }
 
     /// The reason to refuse, or nil (and `connection` updated) when the request may go on.
     func check(authorization: String?, connection: inout MockConnectionAuth, now: Int64) -> Reason? {

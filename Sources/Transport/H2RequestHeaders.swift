@@ -76,6 +76,12 @@ public struct H2RequestHeaders: Sendable, Equatable {
         return string(from: entry.valueStart, count: Int(entry.valueLength))
     }
 
+    /// Field `index`'s value as bytes (a slice of the shared buffer: no copy).
+    public func valueBytes(at index: Int) -> ArraySlice<UInt8> {
+        let entry = entries[index]
+        return bytes[entry.valueStart..<entry.valueStart + Int(entry.valueLength)]
+    }
+
     public func isNeverIndexed(at index: Int) -> Bool { entries[index].neverIndexed }
 
     /// Every field as an `H2Field` (allocates; for tests and diagnostics).

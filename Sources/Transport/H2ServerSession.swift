@@ -37,6 +37,7 @@ public final class H2ServerSession {
     var streams = H2StreamTable<Stream>()
     var events: [H2ServerEvent] = []
     private let headerBlock = H2HeaderBlock()
+    private let responseBlock = H2ResponseHeaderBlock()
     private var hasResponded = false
 
     /// Asked when a client opens a stream (before its headers are read): false refuses it at once with
@@ -96,19 +97,35 @@ public final class H2ServerSession {
                           byteCount: 7 + statusText.utf8.count + H2HeaderBlock.byteCount(headers))
         headerBlock.append(":status", statusText, neverIndexed: false)
         headerBlock.append(headers, notFirst: hasResponded)
+        try submit(session, index: index, streamID: streamID, nv: headerBlock.nv, count: headerBlock.count, body: body)
+        return true
+    }
+
+    /// Answers a complete request with `:status` and at most one more field, allocating nothing on
+    /// the Swift side for an empty body. Returns false, sending nothing, like `respond(headers:)`.
+    @discardableResult
+    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, body: [UInt8] = []) throws(H2Error) -> Bool {
+        guard let session, let index = streamIndex(streamID), let stream = streams[index],
+              stream.requestComplete, !stream.responded else { return false }
+        let count = responseBlock.fill(status: status, field: field)
+        try submit(session, index: index, streamID: streamID, nv: responseBlock.nv, count: count, body: body)
+        return true
+    }
+
+    private func submit(_ session: OpaquePointer, index: Int, streamID: Int32, nv: UnsafePointer<nghttp2_nv>,
+                        count: Int, body: [UInt8]) throws(H2Error) {
         let result: Int32
         if body.isEmpty {
-            result = nghttp2_submit_response(session, streamID, headerBlock.nv, headerBlock.count, nil)
+            result = nghttp2_submit_response(session, streamID, nv, count, nil)
         } else {
             streams[index]?.responseBody = body
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: H2StreamTable<Stream>.userData(for: index)),
                                                  read_callback: H2ServerCallbacks.readBody)
-            result = nghttp2_submit_response(session, streamID, headerBlock.nv, headerBlock.count, &provider)
+            result = nghttp2_submit_response(session, streamID, nv, count, &provider)
         }
         try H2Wire.check(result)
         streams[index]?.responded = true
         hasResponded = true
-        return true
     }
 
     /// Resets a stream with REFUSED_STREAM: the client may send the request again.
