@@ -1,4 +1,5 @@
 import APNs
+import Transport
 import Glibc
 
 /// What one connection remembers between its requests: the provider token it used last (and its
@@ -52,16 +53,19 @@ final class MockTokenCache {
 struct MockAuthorizer {
     let cache: MockTokenCache?
 
-    /// `check(authorization:)` on the header's bytes: the value that carried the connection's
-    /// current token needs only the age check, and no `String`.
-    func check(authorization value: ArraySlice<UInt8>?, connection: inout MockConnectionAuth, now: Int64) -> Reason? {
-        if let value, connection.token != nil, MockBytes.equal(value, connection.authorizationValue) {
+    /// `check(authorization:)` on field `index` of `fields` (nil: absent): the value that carried
+    /// the connection's current token needs only the age check, and no `String`.
+    func check(authorization index: Int?, in fields: H2RequestHeaders, connection: inout MockConnectionAuth,
+               now: Int64) -> Reason? {
+        if let index, connection.token != nil, fields.value(at: index, equals: connection.authorizationValue) {
             if (try? TokenVerifier.checkAge(issuedAt: connection.issuedAt, now: now)) == nil { return .expiredProviderToken }
             return nil
         }
         let previous = connection.token
-        let reason = check(authorization: value.map { String(decoding: $0, as: UTF8.self) }, connection: &connection, now: now)
-        if let value, let current = connection.token, previous != current { connection.authorizationValue = Array(value) }
+        let reason = check(authorization: index.map { fields.value(at: $0) }, connection: &connection, now: now)
+        if let index, let current = connection.token, previous != current {
+            connection.authorizationValue = fields.valueBytes(at: index)
+        }
         return reason
     }
 

@@ -1,5 +1,4 @@
 import APNs
-import Glibc
 import Transport
 
 /// The answer to one request, before it is sent.
@@ -76,13 +75,13 @@ public final class MockAPNsService {
         if let reason = HeaderRules.checkPath(path) { return reason }
         if !unique { return .duplicateHeaders }
         if !usesCertificates {
-            if let reason = authorizer.check(authorization: headers.authorization.map { fields.valueBytes(at: $0) },
+            if let reason = authorizer.check(authorization: headers.authorization, in: fields,
                                              connection: &connection, now: now) {
                 return reason
             }
         }
         result.passedAuthorization = true
-        let pushType = headers.pushType.flatMap { Self.pushType(fields.valueBytes(at: $0)) }
+        let pushType = headers.pushType.flatMap { Self.pushType(fields, at: $0) }
         let topicPushType = pushType ?? (headers.pushType == nil ? .alert : nil)
         if let reason = checkTopic(headers.topic, in: fields, pushType: topicPushType, connection: &connection) {
             return reason
@@ -103,8 +102,8 @@ public final class MockAPNsService {
     private static let pushTypeNames: [(name: [UInt8], type: PushType)] =
         PushType.allCases.map { (Array($0.headerValue.utf8), $0) }
 
-    private static func pushType(_ value: ArraySlice<UInt8>) -> PushType? {
-        for entry in pushTypeNames where MockBytes.equal(value, entry.name) { return entry.type }
+    private static func pushType(_ fields: H2RequestHeaders, at index: Int) -> PushType? {
+        for entry in pushTypeNames where fields.value(at: index, equals: entry.name) { return entry.type }
         return nil
     }
 
@@ -113,11 +112,11 @@ public final class MockAPNsService {
     private func checkTopic(_ index: Int?, in fields: H2RequestHeaders, pushType: PushType?,
                             connection: inout MockConnectionAuth) -> Reason? {
         if let index, let accepted = connection.acceptedTopic, accepted.pushType == pushType,
-           MockBytes.equal(fields.valueBytes(at: index), accepted.topic) {
+           fields.value(at: index, equals: accepted.topic) {
             return nil
         }
         let reason = checkTopic(index.map { fields.value(at: $0) }, pushType: pushType)
-        if reason == nil, let index { connection.acceptedTopic = (Array(fields.valueBytes(at: index)), pushType) }
+        if reason == nil, let index { connection.acceptedTopic = (fields.valueBytes(at: index), pushType) }
         return reason
     }
 
@@ -210,18 +209,6 @@ struct MockRequestHeaders {
         guard slot == nil else { return false }
         slot = index
         return true
-    }
-}
-
-/// Byte comparisons without `String`s.
-enum MockBytes {
-    static func equal(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
-            }
-        }
     }
 }
 

@@ -76,24 +76,34 @@ extension H2ServerSession {
 
     func streamBegins(_ streamID: Int32) {
         guard let session else { return }
+        headerStreamID = 0
         if let admitsStream, !admitsStream(streamID) {
             // Not recorded: its headers and data are ignored, nghttp2 closes it once the RST is sent.
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream)
             return
         }
-        let index = streams.insert(Stream(streamID: streamID), streamID: streamID)
+        let spare = spareStorage.popLast()
+        let stream = Stream(streamID: streamID, headers: H2RequestHeaders(reusing: spare?.headers),
+                            body: spare?.body ?? [])
+        let index = streams.insert(stream, streamID: streamID)
         _ = nghttp2_session_set_stream_user_data(session, streamID, H2StreamTable<Stream>.userData(for: index))
         maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
+        headerStreamID = streamID
+        headerStreamIndex = index
     }
 
     /// Keeps the field's bytes; only the three pseudo-headers every request needs become `String`s.
     func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                 neverIndexed: Bool) {
         guard let session else { return }
+        // The fields of a request's header block follow its `streamBegins`; trailers look it up.
+        let userData = streamID == headerStreamID
+            ? H2StreamTable<Stream>.userData(for: headerStreamIndex)
+            : nghttp2_session_get_stream_user_data(session, streamID)
         // One access to `streams` per field: each access to a class's property is an exclusivity
         // check, and a read copies the table (retaining its arrays).
         Self.store(name: name, value: value, neverIndexed: neverIndexed, in: &streams, streamID: streamID,
-                   userData: nghttp2_session_get_stream_user_data(session, streamID))
+                   userData: userData)
     }
 
     private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
@@ -118,11 +128,17 @@ extension H2ServerSession {
     }
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
-        guard let index = streamIndex(streamID), let kept = streams[index]?.body.count else { return }
-        streams[index]?.bodyLength += length
-        let room = configuration.maxRequestBodyBytes - kept
+        guard let index = streamIndex(streamID) else { return }
+        Self.append(UnsafeBufferPointer(start: data, count: length), limit: configuration.maxRequestBodyBytes,
+                    to: &streams[index])
+    }
+
+    private static func append(_ data: UnsafeBufferPointer<UInt8>, limit: Int, to stream: inout Stream?) {
+        guard let kept = stream?.body.count else { return }
+        stream?.bodyLength += data.count
+        let room = limit - kept
         guard room > 0 else { return }
-        streams[index]?.body.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
+        stream?.body.append(contentsOf: UnsafeBufferPointer(rebasing: data.prefix(room)))
     }
 
     func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
@@ -143,15 +159,26 @@ extension H2ServerSession {
     }
 
     private func requestComplete(streamID: Int32) {
-        guard let index = streamIndex(streamID), let stream = streams[index], !stream.requestComplete else { return }
-        streams[index]?.requestComplete = true
-        // The event takes the request's storage; the record keeps only what the response needs.
-        streams[index]?.headers = H2RequestHeaders()
-        streams[index]?.body = []
-        events.append(.request(H2ServerRequest(
-            streamID: streamID, method: stream.method, path: stream.path, authority: stream.authority,
-            headers: stream.headers, body: stream.body,
-            bodyExceededLimit: stream.bodyLength > configuration.maxRequestBodyBytes, bodyLength: stream.bodyLength)))
+        guard let index = streamIndex(streamID),
+              let request = Self.takeRequest(from: &streams[index], limit: configuration.maxRequestBodyBytes)
+        else { return }
+        lentStorage.append((request.headers.storage, request.body))
+        events.append(.request(request))
+    }
+
+    /// Marks the request complete and moves its storage into the event; the record keeps only
+    /// what the response needs. Nil when the stream is gone or complete already.
+    private static func takeRequest(from stream: inout Stream?, limit: Int) -> H2ServerRequest? {
+        guard stream?.requestComplete == false, let streamID = stream?.streamID else { return nil }
+        stream?.requestComplete = true
+        let headers = stream?.headers ?? H2RequestHeaders()
+        let body = stream?.body ?? []
+        stream?.headers = H2RequestHeaders()
+        stream?.body = []
+        let bodyLength = stream?.bodyLength ?? 0
+        return H2ServerRequest(streamID: streamID, method: stream?.method ?? "", path: stream?.path ?? "",
+                               authority: stream?.authority ?? "", headers: headers, body: body,
+                               bodyExceededLimit: bodyLength > limit, bodyLength: bodyLength)
     }
 
     func streamClosed(streamID: Int32, errorCode: UInt32) {
