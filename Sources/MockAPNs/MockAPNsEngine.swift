@@ -70,19 +70,31 @@ final class MockAPNsEngine: H2ServerDelegate {
     /// never-indexed `apns-id` field (bytes kept inline: no `String` per answer).
     func makeAPNsID() -> H2ResponseField {
         random = MockFaultDraw.mix(random)
-        let high = random
+        var high = random
         random = MockFaultDraw.mix(random)
-        let low = random
+        var low = random
+        // The digits are the words' nibbles from the lowest up; the version nibble (4) and the
+        // variant bits (10xx) are set in place.
+        high = high & ~(0xf << 48) | (4 << 48)
+        low = low & ~0xf | (8 | (low & 3))
         var field = H2ResponseField(name: "apns-id", neverIndexed: true)
-        for position in 0..<32 {
-            if position == 8 || position == 12 || position == 16 || position == 20 { field.append(UInt8(ascii: "-")) }
-            let word = position < 16 ? high : low
-            var nibble = UInt8(truncatingIfNeeded: word >> UInt64((position % 16) * 4)) & 0x0f
-            if position == 12 { nibble = 4 }
-            if position == 16 { nibble = 8 | (nibble & 3) }
-            field.append(hexDigit(nibble))
-        }
+        Self.appendHexDigits(8, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &low, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(12, of: &low, to: &field)
         return field
+    }
+
+    private static func appendHexDigits(_ count: Int, of word: inout UInt64, to field: inout H2ResponseField) {
+        for _ in 0..<count {
+            field.append(hexDigit(UInt8(truncatingIfNeeded: word) & 0x0f))
+            word >>= 4
+        }
     }
 
     /// A latency for one answer: `--latency-ms` plus a uniform jitter up to `--latency-jitter-ms`.
@@ -130,6 +142,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     }
 
     func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
+        let engine = self.engine  // one strong reference for the whole request, not one per use
         engine.stats.requests += 1
         if stalled { return }
         if let last = goawayLastStreamID, request.streamID > last { return }

@@ -106,29 +106,38 @@ extension H2ServerSession {
         let userData = streamID == headerStreamID
             ? H2StreamTable<Stream>.userData(for: headerStreamIndex)
             : nghttp2_session_get_stream_user_data(session, streamID)
-        // One access to `streams` per field: each access to a class's property is an exclusivity
-        // check, and a read copies the table (retaining its arrays).
-        Self.store(name: name, value: value, neverIndexed: neverIndexed, in: &streams, streamID: streamID,
-                   userData: userData)
-    }
-
-    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
-                              neverIndexed: Bool, in streams: inout H2StreamTable<Stream>, streamID: Int32,
-                              userData: UnsafeMutableRawPointer?) {
-        guard let index = streams.index(of: streamID, userData: userData) else { return }
-        store(name: name, value: value, neverIndexed: neverIndexed, in: &streams[index])
-    }
-
-    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
-                              neverIndexed: Bool, in stream: inout Stream?) {
+        var pseudo: (PseudoHeader, String)?
         if name.first == UInt8(ascii: ":"), let base = name.baseAddress {
             if H2Wire.equals(base, name.count, ":method") {
-                stream?.method = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.method, lastMethod.text(value))
             } else if H2Wire.equals(base, name.count, ":path") {
-                stream?.path = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.path, H2Wire.string(value.baseAddress, value.count))
             } else if H2Wire.equals(base, name.count, ":authority") {
-                stream?.authority = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.authority, lastAuthority.text(value))
             }
+        }
+        // One access to `streams` per field (a read would copy the table).
+        Self.store(name: name, value: value, neverIndexed: neverIndexed, pseudo: pseudo, in: &streams,
+                   streamID: streamID, userData: userData)
+    }
+
+    enum PseudoHeader { case method, path, authority }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, pseudo: (PseudoHeader, String)?,
+                              in streams: inout H2StreamTable<Stream>, streamID: Int32,
+                              userData: UnsafeMutableRawPointer?) {
+        guard let index = streams.index(of: streamID, userData: userData) else { return }
+        store(name: name, value: value, neverIndexed: neverIndexed, pseudo: pseudo, in: &streams[index])
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, pseudo: (PseudoHeader, String)?, in stream: inout Stream?) {
+        switch pseudo {
+        case (.method, let text)?: stream?.method = text
+        case (.path, let text)?: stream?.path = text
+        case (.authority, let text)?: stream?.authority = text
+        case nil: break
         }
         stream?.headers.append(name: name, value: value, neverIndexed: neverIndexed)
     }

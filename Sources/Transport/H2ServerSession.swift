@@ -1,4 +1,5 @@
 import CNGHTTP2
+import Glibc
 
 /// The server side of one HTTP/2 connection (the mock APNs), on nghttp2: bytes in, bytes out, events.
 ///
@@ -59,6 +60,10 @@ public final class H2ServerSession {
     var lentStorage: [(headers: H2RequestHeaders.Storage?, body: [UInt8])] = []
     var spareStorage: [(headers: H2RequestHeaders.Storage?, body: [UInt8])] = []
     static let spareStorageLimit = 256
+    /// Every request of a connection carries the same `:method` and `:authority`: their `String`s
+    /// are made once, not per request.
+    var lastMethod = H2RepeatedText()
+    var lastAuthority = H2RepeatedText()
     private var hasResponded = false
 
     /// Asked when a client opens a stream (before its headers are read): false refuses it at once with
@@ -243,4 +248,23 @@ public final class H2ServerSession {
     }
 
     public var hasEvents: Bool { !events.isEmpty }
+}
+
+/// A header value that usually repeats: the `String` of the last distinct bytes, reused while the
+/// bytes stay the same.
+struct H2RepeatedText {
+    private var bytes: [UInt8] = []
+    private var cached = ""
+
+    mutating func text(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        let same = value.count == bytes.count && bytes.withUnsafeBufferPointer { kept in
+            guard let keptBase = kept.baseAddress, let valueBase = value.baseAddress else { return value.isEmpty }
+            return memcmp(keptBase, valueBase, value.count) == 0
+        }
+        if !same {
+            bytes = Array(value)
+            cached = H2Wire.string(value.baseAddress, value.count)
+        }
+        return cached
+    }
 }
