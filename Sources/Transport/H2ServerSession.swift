@@ -235,16 +235,23 @@ public final class H2ServerSession {
     /// Keeps the headers and bodies of delivered requests that nobody holds any more, emptied.
     private func recycleRequestStorage() {
         guard !lentStorage.isEmpty else { return }
-        for index in lentStorage.indices where spareStorage.count < Self.spareStorageLimit {
+        // Worked on as locals: each access to a class's array property is a runtime exclusivity check.
+        var lent: [(headers: H2RequestHeaders.Storage?, body: [UInt8])] = []
+        var spare: [(headers: H2RequestHeaders.Storage?, body: [UInt8])] = []
+        swap(&lent, &lentStorage)
+        swap(&spare, &spareStorage)
+        for index in lent.indices where spare.count < Self.spareStorageLimit {
             // Still referenced by a request someone kept: left to it (the pool never writes into
             // storage a request can see).
-            guard isKnownUniquelyReferenced(&lentStorage[index].headers) else { continue }
-            lentStorage[index].headers?.removeAll()
+            guard isKnownUniquelyReferenced(&lent[index].headers) else { continue }
+            lent[index].headers?.removeAll()
             // Emptying a body someone kept makes a fresh buffer (copy on write); theirs is untouched.
-            lentStorage[index].body.removeAll(keepingCapacity: true)
-            spareStorage.append(lentStorage[index])
+            lent[index].body.removeAll(keepingCapacity: true)
+            spare.append(lent[index])
         }
-        lentStorage.removeAll(keepingCapacity: true)
+        lent.removeAll(keepingCapacity: true)
+        swap(&lent, &lentStorage)
+        swap(&spare, &spareStorage)
     }
 
     public var hasEvents: Bool { !events.isEmpty }
