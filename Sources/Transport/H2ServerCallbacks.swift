@@ -82,20 +82,20 @@ extension H2ServerSession {
 
     func streamBegins(_ streamID: Int32) {
         guard let session else { return }
-        headerStreamID = 0
+        book.headerStreamID = 0
         if let admitsStream, !admitsStream(streamID) {
             // Not recorded: its headers and data are ignored, nghttp2 closes it once the RST is sent.
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream)
             return
         }
-        let spare = spareStorage.popLast()
+        let spare = book.spareStorage.popLast()
         let stream = Stream(streamID: streamID, headers: H2RequestHeaders(reusing: spare?.headers),
                             body: spare?.body ?? [])
         let index = streams.insert(stream, streamID: streamID)
         _ = nghttp2_session_set_stream_user_data(session, streamID, H2StreamTable<Stream>.userData(for: index))
         maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
-        headerStreamID = streamID
-        headerStreamIndex = index
+        book.headerStreamID = streamID
+        book.headerStreamIndex = index
     }
 
     /// Keeps the field's bytes; only the three pseudo-headers every request needs become `String`s.
@@ -103,17 +103,17 @@ extension H2ServerSession {
                 neverIndexed: Bool) {
         guard let session else { return }
         // The fields of a request's header block follow its `streamBegins`; trailers look it up.
-        let userData = streamID == headerStreamID
-            ? H2StreamTable<Stream>.userData(for: headerStreamIndex)
+        let userData = streamID == book.headerStreamID
+            ? H2StreamTable<Stream>.userData(for: book.headerStreamIndex)
             : nghttp2_session_get_stream_user_data(session, streamID)
         var pseudo: (PseudoHeader, String)?
         if name.first == UInt8(ascii: ":"), let base = name.baseAddress {
             if H2Wire.equals(base, name.count, ":method") {
-                pseudo = (.method, lastMethod.text(value))
+                pseudo = (.method, book.lastMethod.text(value))
             } else if H2Wire.equals(base, name.count, ":path") {
                 pseudo = (.path, H2Wire.string(value.baseAddress, value.count))
             } else if H2Wire.equals(base, name.count, ":authority") {
-                pseudo = (.authority, lastAuthority.text(value))
+                pseudo = (.authority, book.lastAuthority.text(value))
             }
         }
         // One access to `streams` per field (a read would copy the table).
@@ -177,7 +177,7 @@ extension H2ServerSession {
         guard let index = streamIndex(streamID),
               let request = Self.takeRequest(from: &streams[index], limit: configuration.maxRequestBodyBytes)
         else { return }
-        lentStorage.append((request.headers.storage, request.body))
+        book.lentStorage.append((request.headers.storage, request.body))
         events.append(.request(request))
     }
 
