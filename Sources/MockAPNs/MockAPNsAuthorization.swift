@@ -1,12 +1,17 @@
 import APNs
+import Transport
 import Glibc
 
-/// What one connection remembers about provider tokens: the token it used last (and its `iat`),
-/// and whether a request already passed the authorization check (then its stream limit is raised).
+/// What one connection remembers between its requests: the provider token it used last (and its
+/// `iat`), whether a request already passed the authorization check (then its stream limit is
+/// raised), and the last topic accepted (the checks of a repeated value are answered from it).
 public struct MockConnectionAuth: Sendable {
     var token: String?
+    /// The `authorization` value that carried `token`, as received.
+    var authorizationValue: [UInt8] = []
     var issuedAt: Int64 = 0
     public internal(set) var isAuthorized = false
+    var acceptedTopic: (topic: [UInt8], pushType: PushType?)?
 
     public init() {}
 }
@@ -47,6 +52,22 @@ final class MockTokenCache {
 /// token issued less than 20 minutes after its previous one.
 struct MockAuthorizer {
     let cache: MockTokenCache?
+
+    /// `check(authorization:)` on field `index` of `fields` (nil: absent): the value that carried
+    /// the connection's current token needs only the age check, and no `String`.
+    func check(authorization index: Int?, in fields: H2RequestHeaders, connection: inout MockConnectionAuth,
+               now: Int64) -> Reason? {
+        if let index, connection.token != nil, fields.value(at: index, equals: connection.authorizationValue) {
+            if (try? TokenVerifier.checkAge(issuedAt: connection.issuedAt, now: now)) == nil { return .expiredProviderToken }
+            return nil
+        }
+        let previous = connection.token
+        let reason = check(authorization: index.map { fields.value(at: $0) }, connection: &connection, now: now)
+        if let index, let current = connection.token, previous != current {
+            connection.authorizationValue = fields.valueBytes(at: index)
+        }
+        return reason
+    }
 
     /// The reason to refuse, or nil (and `connection` updated) when the request may go on.
     func check(authorization: String?, connection: inout MockConnectionAuth, now: Int64) -> Reason? {

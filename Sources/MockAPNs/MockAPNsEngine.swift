@@ -66,27 +66,34 @@ final class MockAPNsEngine: H2ServerDelegate {
         }
     }
 
-    /// A random lowercase UUID (version 4 layout) for requests without `apns-id`.
-    func makeAPNsID() -> String {
+    /// A random lowercase UUID (version 4 layout) for requests without `apns-id`, as the answer's
+    /// never-indexed `apns-id` field (bytes kept inline: no `String` per answer).
+    func makeAPNsID() -> H2ResponseField {
         random = MockFaultDraw.mix(random)
-        let high = random
+        var high = random
         random = MockFaultDraw.mix(random)
-        let low = random
-        return String(unsafeUninitializedCapacity: 36) { out in
-            var index = 0
-            for position in 0..<32 {
-                if position == 8 || position == 12 || position == 16 || position == 20 {
-                    out[index] = UInt8(ascii: "-")
-                    index += 1
-                }
-                let word = position < 16 ? high : low
-                var nibble = UInt8(truncatingIfNeeded: word >> UInt64((position % 16) * 4)) & 0x0f
-                if position == 12 { nibble = 4 }
-                if position == 16 { nibble = 8 | (nibble & 3) }
-                out[index] = hexDigit(nibble)
-                index += 1
-            }
-            return index
+        var low = random
+        // The digits are the words' nibbles from the lowest up; the version nibble (4) and the
+        // variant bits (10xx) are set in place.
+        high = high & ~(0xf << 48) | (4 << 48)
+        low = low & ~0xf | (8 | (low & 3))
+        var field = H2ResponseField(name: "apns-id", neverIndexed: true)
+        Self.appendHexDigits(8, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &high, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(4, of: &low, to: &field)
+        field.append(UInt8(ascii: "-"))
+        Self.appendHexDigits(12, of: &low, to: &field)
+        return field
+    }
+
+    private static func appendHexDigits(_ count: Int, of word: inout UInt64, to field: inout H2ResponseField) {
+        for _ in 0..<count {
+            field.append(hexDigit(UInt8(truncatingIfNeeded: word) & 0x0f))
+            word >>= 4
         }
     }
 
@@ -116,26 +123,41 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     private var stalled = false
     /// Set once GOAWAY went out: streams above it are not processed (the client resends them).
     private var goawayLastStreamID: Int32?
+    // The configuration's per-connection knobs, copied once: reading `engine.configuration` per
+    // request copied the whole configuration (retaining each of its collections).
+    private let goawayAfter: Int?
+    private let stallAfter: Int?
+    private let resetAfter: Int?
+    private let maxStreams: Int
+    private let throttleAfterErrors: Bool
 
     init(engine: MockAPNsEngine) {
         self.engine = engine
+        let configuration = engine.configuration
+        goawayAfter = configuration.goawayAfter
+        stallAfter = configuration.stallAfter
+        resetAfter = configuration.resetAfter
+        maxStreams = configuration.maxStreams
+        throttleAfterErrors = configuration.throttleAfterErrors
     }
 
     func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
+        let engine = self.engine  // one strong reference for the whole request, not one per use
         engine.stats.requests += 1
         if stalled { return }
         if let last = goawayLastStreamID, request.streamID > last { return }
         requests += 1
-        let configuration = engine.configuration
         let answer = engine.service.answer(method: request.method, path: request.path, headers: request.headers,
                                            body: request.body, bodyLength: request.bodyLength,
                                            connection: &auth, now: unixSeconds())
-        let apnsID = answer.apnsID ?? engine.makeAPNsID()
-        engine.recorder?.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
-                                stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID,
-                                status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
+        let apnsID = answer.apnsID.map { MockAPNsID.echoed($0) } ?? .field(engine.makeAPNsID())
+        if let recorder = engine.recorder {
+            recorder.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
+                            stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID.text,
+                            status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
+        }
         adjustStreams(after: answer, on: connection)
-        if requests == configuration.goawayAfter {
+        if requests == goawayAfter {
             goawayLastStreamID = request.streamID
             connection.goaway(lastStreamID: request.streamID, debugData: "{\"reason\":\"Shutdown\"}")
         }
@@ -146,11 +168,11 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             engine.stats.count(status: answer.status, reason: answer.reason)
             send(answer, apnsID: apnsID, streamID: request.streamID, on: connection)
         }
-        if requests == configuration.stallAfter {
+        if requests == stallAfter {
             stalled = true
             connection.stall()
         }
-        if requests == configuration.resetAfter {
+        if requests == resetAfter {
             // Later requests of the same read are ignored; the reset comes on the next loop turn,
             // once this answer has been written.
             stalled = true
@@ -159,38 +181,62 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     }
 
     private func adjustStreams(after answer: MockAnswer, on connection: H2ServerConnection) {
-        let configuration = engine.configuration
-        if engine.configuration.throttleAfterErrors, !throttled, answer.status >= 400, answer.status != 410 {
+        if throttleAfterErrors, !throttled, answer.status >= 400, answer.status != 410 {
             throttled = true
             connection.updateMaxConcurrentStreams(1)
             return
         }
         if !raised, !throttled, answer.passedAuthorization {
             raised = true
-            connection.updateMaxConcurrentStreams(configuration.maxStreams)
+            connection.updateMaxConcurrentStreams(maxStreams)
         }
     }
 
-    private func send(_ answer: MockAnswer, apnsID: String, streamID: Int32, on connection: H2ServerConnection) {
-        // Reused: a uniquely held array is updated in place, so an immediate answer allocates no array.
-        responseHeaders[0].value = apnsID
-        let headers = responseHeaders
+    private func send(_ answer: MockAnswer, apnsID: MockAPNsID, streamID: Int32, on connection: H2ServerConnection) {
         var body: [UInt8] = []
         if let reason = answer.reason, answer.status != 200 {
             body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
         }
+        let status = answer.status
         if let delay = engine.latency() {
             connection.schedule(after: delay) { [weak connection] in
-                connection?.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
+                guard let connection else { return }
+                apnsID.respond(streamID: streamID, status: status, body: body, on: connection)
             }
         } else {
-            connection.respond(streamID: streamID, status: answer.status, headers: headers, body: body)
+            apnsID.respond(streamID: streamID, status: status, body: body, on: connection)
         }
     }
 
-    private var responseHeaders = [H2Header("apns-id", "", indexing: .neverIndexed)]
-
     func connectionClosed(_ connection: H2ServerConnection) {
         engine.connectionClosed(connection)
+    }
+}
+
+/// The `apns-id` of an answer: one the mock made (inline bytes), or the request's own, echoed.
+enum MockAPNsID {
+    case field(H2ResponseField)
+    /// Longer than an inline field holds (a malformed `apns-id` is echoed as it came).
+    case text(String)
+
+    static func echoed(_ value: String) -> MockAPNsID {
+        H2ResponseField(name: "apns-id", value: value, neverIndexed: true).map { .field($0) } ?? .text(value)
+    }
+
+    var text: String {
+        switch self {
+        case .field(let field): field.valueText
+        case .text(let text): text
+        }
+    }
+
+    func respond(streamID: Int32, status: Int, body: [UInt8], on connection: H2ServerConnection) {
+        switch self {
+        case .field(let field):
+            connection.respond(streamID: streamID, status: status, field: field, body: body)
+        case .text(let text):
+            connection.respond(streamID: streamID, status: status,
+                               headers: [H2Header("apns-id", text, indexing: .neverIndexed)], body: body)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import APNs
+import Glibc
 import Transport
 
 /// The answer to one request, before it is sent.
@@ -27,6 +28,8 @@ public final class MockAPNsService {
     private let authorizer: MockAuthorizer
     private var attempts: [String: UInt32] = [:]
     private let lookupByToken: Bool
+    private let usesCertificates: Bool
+    private let topics: Set<String>
 
     public init(configuration: MockAPNsConfiguration) {
         self.configuration = configuration
@@ -35,6 +38,8 @@ public final class MockAPNsService {
             cache = MockTokenCache(verifier: verifier, capacity: configuration.tokenCacheCapacity)
         }
         authorizer = MockAuthorizer(cache: cache)
+        usesCertificates = configuration.usesCertificates
+        topics = configuration.topics
         lookupByToken = configuration.needsAttemptNumbers || !configuration.unregistered.isEmpty
             || !configuration.scripted.isEmpty
     }
@@ -50,7 +55,7 @@ public final class MockAPNsService {
     public func answer(method: String, path: String, headers: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64) -> MockAnswer {
         var result = MockAnswer(status: 200, reason: nil, timestamp: nil, deviceToken: "", passedAuthorization: false)
-        if let token = HeaderRules.deviceTokenHex(inPath: path) { result.deviceToken = token }
+        if let token = Self.deviceTokenHex(inPath: path) { result.deviceToken = token }
         if let reason = check(method: method, path: path, fields: headers, body: body, bodyLength: bodyLength,
                               connection: &connection, now: now, into: &result) {
             result.status = reason.status
@@ -61,48 +66,81 @@ public final class MockAPNsService {
         return result
     }
 
+    /// `HeaderRules.deviceTokenHex(inPath:)` with the prefix compared as bytes (its generic
+    /// `starts(with:)` over the UTF-8 view cost about 700 instructions a request).
+    static func deviceTokenHex(inPath path: String) -> Substring? {
+        let matches = path.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress, bytes.count >= devicePathPrefix.count else { return false }
+            return memcmp(base, devicePathPrefix, devicePathPrefix.count) == 0
+        } ?? path.utf8.starts(with: devicePathPrefix)
+        guard matches else { return nil }
+        return Substring(path.utf8.dropFirst(devicePathPrefix.count))
+    }
+
+    private static let devicePathPrefix = Array("/3/device/".utf8)
+
     /// The first check that fails, in APNS.md's order.
     private func check(method: String, path: String, fields: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
         var headers = MockRequestHeaders()
         let unique = headers.collect(fields)
-        result.apnsID = unique ? headers.apnsID : nil
+        result.apnsID = unique ? headers.apnsID.map { fields.value(at: $0) } : nil
         if method != "POST" { return .methodNotAllowed }
         if let reason = HeaderRules.checkPath(path) { return reason }
         if !unique { return .duplicateHeaders }
-        if !configuration.usesCertificates {
-            if let reason = authorizer.check(authorization: headers.authorization, connection: &connection, now: now) {
+        if !usesCertificates {
+            if let reason = authorizer.check(authorization: headers.authorization, in: fields,
+                                             connection: &connection, now: now) {
                 return reason
             }
         }
         result.passedAuthorization = true
-        let pushType = headers.pushType.flatMap { Self.pushTypes[$0] }
-        if let reason = checkTopic(headers.topic, pushType: pushType ?? (headers.pushType == nil ? .alert : nil)) {
+        let pushType = headers.pushType.flatMap { Self.pushType(fields, at: $0) }
+        let topicPushType = pushType ?? (headers.pushType == nil ? .alert : nil)
+        if let reason = checkTopic(headers.topic, in: fields, pushType: topicPushType, connection: &connection) {
             return reason
         }
+        let text = { (index: Int?) in index.map { fields.value(at: $0) } }
         // Parsed once above; only an unknown name needs the rule's answer.
-        if pushType == nil, let reason = HeaderRules.checkPushType(headers.pushType) { return reason }
+        if pushType == nil, let reason = HeaderRules.checkPushType(text(headers.pushType)) { return reason }
         let type = pushType ?? .alert
-        if let reason = HeaderRules.checkPriority(headers.priority, pushType: type) { return reason }
-        if let reason = HeaderRules.checkExpiration(headers.expiration) { return reason }
-        if let reason = HeaderRules.checkAPNsID(headers.apnsID) { return reason }
-        if let reason = HeaderRules.checkCollapseID(headers.collapseID) { return reason }
+        if let reason = HeaderRules.checkPriority(text(headers.priority), pushType: type) { return reason }
+        if let reason = HeaderRules.checkExpiration(text(headers.expiration)) { return reason }
+        if let reason = HeaderRules.checkAPNsID(result.apnsID) { return reason }
+        if let reason = HeaderRules.checkCollapseID(text(headers.collapseID)) { return reason }
         if bodyLength > Limits.payloadBytes(for: type) { return .payloadTooLarge }
         return HeaderRules.checkPayload(body, pushType: type)
     }
 
-    /// `PushType(headerValue:)` as a table: the same exact names, one hash per request.
-    private static let pushTypes: [String: PushType] =
-        Dictionary(uniqueKeysWithValues: PushType.allCases.map { ($0.headerValue, $0) })
+    /// `PushType(headerValue:)` on bytes: the same exact names, no `String` per request.
+    private static let pushTypeNames: [(name: [UInt8], type: PushType)] =
+        PushType.allCases.map { (Array($0.headerValue.utf8), $0) }
+
+    private static func pushType(_ fields: H2RequestHeaders, at index: Int) -> PushType? {
+        for entry in pushTypeNames where fields.value(at: index, equals: entry.name) { return entry.type }
+        return nil
+    }
+
+    /// The topic rule; a connection's last accepted (topic, push type) is accepted again without a
+    /// `String` (the verdict depends on nothing else: the configuration does not change).
+    private func checkTopic(_ index: Int?, in fields: H2RequestHeaders, pushType: PushType?,
+                            connection: inout MockConnectionAuth) -> Reason? {
+        if let index, let accepted = connection.acceptedTopic, accepted.pushType == pushType,
+           fields.value(at: index, equals: accepted.topic) {
+            return nil
+        }
+        let reason = checkTopic(index.map { fields.value(at: $0) }, pushType: pushType)
+        if reason == nil, let index { connection.acceptedTopic = (fields.valueBytes(at: index), pushType) }
+        return reason
+    }
 
     private func checkTopic(_ topic: String?, pushType: PushType?) -> Reason? {
-        let certificates = configuration.usesCertificates
-        if configuration.topics.isEmpty {
-            return HeaderRules.checkTopic(topic, pushType: pushType, auth: certificates ? .certificate : .token)
+        if topics.isEmpty {
+            return HeaderRules.checkTopic(topic, pushType: pushType, auth: usesCertificates ? .certificate : .token)
         }
         // With a certificate the topic may be omitted (the certificate names the app).
-        if certificates, topic == nil || topic?.isEmpty == true { return nil }
-        return HeaderRules.checkTopic(topic, pushType: pushType, allowedBundleIDs: configuration.topics)
+        if usesCertificates, topic == nil || topic?.isEmpty == true { return nil }
+        return HeaderRules.checkTopic(topic, pushType: pushType, allowedBundleIDs: topics)
     }
 
     /// Per-token state and faults, for a request that passed every check: scripted answers,
@@ -151,39 +189,39 @@ public final class MockAPNsService {
     public func attemptCount(deviceToken: String) -> Int { Int(attempts[deviceToken] ?? 0) }
 }
 
-/// The `authorization` and `apns-*` headers of a request, each at most once.
+/// Where the `authorization` and `apns-*` headers of a request are (field indices), each at most once.
 struct MockRequestHeaders {
-    var authorization: String?
-    var topic: String?
-    var pushType: String?
-    var priority: String?
-    var expiration: String?
-    var apnsID: String?
-    var collapseID: String?
+    var authorization: Int?
+    var topic: Int?
+    var pushType: Int?
+    var priority: Int?
+    var expiration: Int?
+    var apnsID: Int?
+    var collapseID: Int?
 
-    /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; a
-    /// `String` is made only for the values kept.
+    /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; no
+    /// `String` is made here.
     mutating func collect(_ fields: H2RequestHeaders) -> Bool {
         for index in fields.indices {
             // Pseudo-headers are checked by nghttp2; most names are rejected on the first byte.
             guard fields.nameFirstByte(at: index) == UInt8(ascii: "a") else { continue }
             let stored: Bool
-            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, fields, index) }
-            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, fields, index) }
-            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, fields, index) }
-            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, fields, index) }
-            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, fields, index) }
-            else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, fields, index) }
-            else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, fields, index) }
+            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, index) }
+            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, index) }
+            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, index) }
+            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, index) }
+            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
+            else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, index) }
+            else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, index) }
             else { continue }
             if !stored { return false }
         }
         return true
     }
 
-    private static func set(_ slot: inout String?, _ fields: H2RequestHeaders, _ index: Int) -> Bool {
+    private static func set(_ slot: inout Int?, _ index: Int) -> Bool {
         guard slot == nil else { return false }
-        slot = fields.value(at: index)
+        slot = index
         return true
     }
 }

@@ -19,42 +19,46 @@ enum H2ServerCallbacks {
         return session
     }
 
+    /// Runs `body` with the session behind `user_data`, without retaining it: nghttp2 calls back only
+    /// from inside the session's own calls, while the session is alive. (A retain and release per
+    /// callback, a dozen callbacks per request, were visible in the mock server's profile.)
     @inline(__always)
-    static func owner(_ userData: UnsafeMutableRawPointer?) -> H2ServerSession {
-        Unmanaged<H2ServerSession>.fromOpaque(userData!).takeUnretainedValue()
+    static func withOwner<Result>(_ userData: UnsafeMutableRawPointer?, _ body: (H2ServerSession) -> Result) -> Result {
+        Unmanaged<H2ServerSession>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
-        owner(userData).streamBegins(frame.pointee.hd.stream_id)
+        withOwner(userData) { $0.streamBegins(frame.pointee.hd.stream_id) }
         return 0
     }
 
     static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, flags, userData in
         guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders else { return 0 }
         guard let name, let value else { return 0 }
-        owner(userData).header(streamID: frame.pointee.hd.stream_id,
-                               name: UnsafeBufferPointer(start: name, count: nameLength),
-                               value: UnsafeBufferPointer(start: value, count: valueLength),
-                               neverIndexed: flags & H2Wire.nvNoIndex != 0)
+        withOwner(userData) {
+            $0.header(streamID: frame.pointee.hd.stream_id, name: UnsafeBufferPointer(start: name, count: nameLength),
+                      value: UnsafeBufferPointer(start: value, count: valueLength),
+                      neverIndexed: flags & H2Wire.nvNoIndex != 0)
+        }
         return 0
     }
 
     static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
         guard let data else { return 0 }
-        owner(userData).dataChunk(streamID: streamID, data: data, length: length)
+        withOwner(userData) { $0.dataChunk(streamID: streamID, data: data, length: length) }
         return 0
     }
 
     static let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
         guard let frame else { return 0 }
-        owner(userData).frameReceived(frame)
+        withOwner(userData) { $0.frameReceived(frame) }
         return 0
     }
 
     static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-        owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+        withOwner(userData) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
         return 0
     }
 
@@ -63,7 +67,9 @@ enum H2ServerCallbacks {
               let index = H2StreamTable<H2ServerSession.Stream>.index(from: source?.pointee.ptr) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        return owner(userData).readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+        return withOwner(userData) {
+            $0.readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+        }
     }
 }
 
@@ -76,53 +82,78 @@ extension H2ServerSession {
 
     func streamBegins(_ streamID: Int32) {
         guard let session else { return }
+        book.headerStreamID = 0
         if let admitsStream, !admitsStream(streamID) {
             // Not recorded: its headers and data are ignored, nghttp2 closes it once the RST is sent.
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.refusedStream)
             return
         }
-        let index = streams.insert(Stream(streamID: streamID), streamID: streamID)
+        let spare = book.spareStorage.popLast()
+        let stream = Stream(streamID: streamID, headers: H2RequestHeaders(reusing: spare?.headers),
+                            body: spare?.body ?? [])
+        let index = streams.insert(stream, streamID: streamID)
         _ = nghttp2_session_set_stream_user_data(session, streamID, H2StreamTable<Stream>.userData(for: index))
         maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, streams.count)
+        book.headerStreamID = streamID
+        book.headerStreamIndex = index
     }
 
     /// Keeps the field's bytes; only the three pseudo-headers every request needs become `String`s.
     func header(streamID: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                 neverIndexed: Bool) {
         guard let session else { return }
-        // One access to `streams` per field: each access to a class's property is an exclusivity
-        // check, and a read copies the table (retaining its arrays).
-        Self.store(name: name, value: value, neverIndexed: neverIndexed, in: &streams, streamID: streamID,
-                   userData: nghttp2_session_get_stream_user_data(session, streamID))
-    }
-
-    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
-                              neverIndexed: Bool, in streams: inout H2StreamTable<Stream>, streamID: Int32,
-                              userData: UnsafeMutableRawPointer?) {
-        guard let index = streams.index(of: streamID, userData: userData) else { return }
-        store(name: name, value: value, neverIndexed: neverIndexed, in: &streams[index])
-    }
-
-    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
-                              neverIndexed: Bool, in stream: inout Stream?) {
+        // The fields of a request's header block follow its `streamBegins`; trailers look it up.
+        let userData = streamID == book.headerStreamID
+            ? H2StreamTable<Stream>.userData(for: book.headerStreamIndex)
+            : nghttp2_session_get_stream_user_data(session, streamID)
+        var pseudo: (PseudoHeader, String)?
         if name.first == UInt8(ascii: ":"), let base = name.baseAddress {
             if H2Wire.equals(base, name.count, ":method") {
-                stream?.method = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.method, book.lastMethod.text(value))
             } else if H2Wire.equals(base, name.count, ":path") {
-                stream?.path = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.path, H2Wire.string(value.baseAddress, value.count))
             } else if H2Wire.equals(base, name.count, ":authority") {
-                stream?.authority = H2Wire.string(value.baseAddress, value.count)
+                pseudo = (.authority, book.lastAuthority.text(value))
             }
+        }
+        // One access to `streams` per field (a read would copy the table).
+        Self.store(name: name, value: value, neverIndexed: neverIndexed, pseudo: pseudo, in: &streams,
+                   streamID: streamID, userData: userData)
+    }
+
+    enum PseudoHeader { case method, path, authority }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, pseudo: (PseudoHeader, String)?,
+                              in streams: inout H2StreamTable<Stream>, streamID: Int32,
+                              userData: UnsafeMutableRawPointer?) {
+        guard let index = streams.index(of: streamID, userData: userData) else { return }
+        store(name: name, value: value, neverIndexed: neverIndexed, pseudo: pseudo, in: &streams[index])
+    }
+
+    private static func store(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                              neverIndexed: Bool, pseudo: (PseudoHeader, String)?, in stream: inout Stream?) {
+        switch pseudo {
+        case (.method, let text)?: stream?.method = text
+        case (.path, let text)?: stream?.path = text
+        case (.authority, let text)?: stream?.authority = text
+        case nil: break
         }
         stream?.headers.append(name: name, value: value, neverIndexed: neverIndexed)
     }
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
-        guard let index = streamIndex(streamID), let kept = streams[index]?.body.count else { return }
-        streams[index]?.bodyLength += length
-        let room = configuration.maxRequestBodyBytes - kept
+        guard let index = streamIndex(streamID) else { return }
+        Self.append(UnsafeBufferPointer(start: data, count: length), limit: configuration.maxRequestBodyBytes,
+                    to: &streams[index])
+    }
+
+    private static func append(_ data: UnsafeBufferPointer<UInt8>, limit: Int, to stream: inout Stream?) {
+        guard let kept = stream?.body.count else { return }
+        stream?.bodyLength += data.count
+        let room = limit - kept
         guard room > 0 else { return }
-        streams[index]?.body.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
+        stream?.body.append(contentsOf: UnsafeBufferPointer(rebasing: data.prefix(room)))
     }
 
     func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
@@ -143,15 +174,26 @@ extension H2ServerSession {
     }
 
     private func requestComplete(streamID: Int32) {
-        guard let index = streamIndex(streamID), let stream = streams[index], !stream.requestComplete else { return }
-        streams[index]?.requestComplete = true
-        // The event takes the request's storage; the record keeps only what the response needs.
-        streams[index]?.headers = H2RequestHeaders()
-        streams[index]?.body = []
-        events.append(.request(H2ServerRequest(
-            streamID: streamID, method: stream.method, path: stream.path, authority: stream.authority,
-            headers: stream.headers, body: stream.body,
-            bodyExceededLimit: stream.bodyLength > configuration.maxRequestBodyBytes, bodyLength: stream.bodyLength)))
+        guard let index = streamIndex(streamID),
+              let request = Self.takeRequest(from: &streams[index], limit: configuration.maxRequestBodyBytes)
+        else { return }
+        book.lentStorage.append((request.headers.storage, request.body))
+        events.append(.request(request))
+    }
+
+    /// Marks the request complete and moves its storage into the event; the record keeps only
+    /// what the response needs. Nil when the stream is gone or complete already.
+    private static func takeRequest(from stream: inout Stream?, limit: Int) -> H2ServerRequest? {
+        guard stream?.requestComplete == false, let streamID = stream?.streamID else { return nil }
+        stream?.requestComplete = true
+        let headers = stream?.headers ?? H2RequestHeaders()
+        let body = stream?.body ?? []
+        stream?.headers = H2RequestHeaders()
+        stream?.body = []
+        let bodyLength = stream?.bodyLength ?? 0
+        return H2ServerRequest(streamID: streamID, method: stream?.method ?? "", path: stream?.path ?? "",
+                               authority: stream?.authority ?? "", headers: headers, body: body,
+                               bodyExceededLimit: bodyLength > limit, bodyLength: bodyLength)
     }
 
     func streamClosed(streamID: Int32, errorCode: UInt32) {

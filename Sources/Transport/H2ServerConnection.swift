@@ -65,6 +65,21 @@ public final class H2ServerConnection: ReactorHandler {
         return sent
     }
 
+    /// Answers with `:status` and at most one more field (no allocation for an empty body); false
+    /// as for `respond(headers:)`.
+    @discardableResult
+    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, body: [UInt8] = []) -> Bool {
+        guard !isClosed else { return false }
+        let sent: Bool
+        do {
+            sent = try session.respond(streamID: streamID, status: status, field: field, body: body)
+        } catch {
+            return false
+        }
+        if sent { outputPending() }
+        return sent
+    }
+
     /// Resets a stream with REFUSED_STREAM (the client may send the request again).
     public func refuse(streamID: Int32) {
         guard !isClosed else { return }

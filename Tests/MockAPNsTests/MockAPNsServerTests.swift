@@ -129,6 +129,18 @@ import Transport
         #expect(refused.responses.isEmpty)
     }
 
+    @Test func anApnsIDTooLongForAnInlineFieldIsStillEchoed() throws {
+        let server = try start { _ in }
+        defer { _ = try? server.stop() }
+        let long = String(repeating: "0123456789", count: 8)  // 80 bytes: past H2ResponseField's room
+        let outcome = try MockTestClient.run(port: server.port, trust: try #require(server.certificateAuthority),
+                                             requests: [.alert(MockAPNsFaultTests.token(0), jwt: jwt, apnsID: long)])
+        let answer = try #require(outcome.responses.first)
+        #expect(answer.status == 400)
+        #expect(answer.apnsID == long)
+        #expect(Response(status: answer.status, apnsID: answer.apnsID, body: answer.body).reason == .badMessageId)
+    }
+
     @Test func errorAnswersCarryTheirReasonAndTheEchoedApnsID() throws {
         let server = try start { $0.unregistered = [MockAPNsFaultTests.token(1): 1_700_000_000_000] }
         defer { _ = try? server.stop() }
