@@ -72,7 +72,7 @@ struct RowResult: Sendable {
         let apnsIDIsPlain = apnsID?.withUnsafeBytes { JSONLineBuffer.isPlain($0.assumingMemoryBound(to: UInt8.self)) } ?? true
         guard apnsIDIsPlain, JSONLineBuffer.isPlain(token), JSONLineBuffer.isPlain(reasonBytes),
               JSONLineBuffer.isPlain(endpointBytes) else { return false }
-        let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + InlineText.capacity
+        let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + (apnsID?.count ?? 0)
         JSONLineBuffer.append(to: &line, capacity: capacity) { out in
             out.literal(#"{"row":"#)
             out.integer(Int64(row))

@@ -1,25 +1,26 @@
 /// A short header value (an `apns-id` is 36 bytes) kept inline: copying and storing it allocates
 /// nothing and touches no reference count, so a response can travel from nghttp2's callback to the
-/// result log without a heap object. Values longer than `capacity` bytes keep their first
-/// `capacity` bytes and say so with `isTruncated` (APNs' values never come near it).
+/// result log without a heap object. A value longer than `capacity` bytes (no APNs value is) is
+/// kept whole in a `String` instead.
 public struct InlineText: Sendable, Equatable, CustomStringConvertible {
     public static let capacity = 48
 
     private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
     /// The number of bytes held.
     public private(set) var count: Int = 0
-    /// The value given was longer than `capacity` bytes and was cut there.
-    public private(set) var isTruncated = false
+    private var overflow: String?
 
     public init() {}
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let kept = min(bytes.count, Self.capacity)
-        count = kept
-        isTruncated = bytes.count > kept
-        guard kept > 0, let source = bytes.baseAddress else { return }
-        withUnsafeMutableBytes(of: &words) { storage in
-            storage.baseAddress!.copyMemory(from: source, byteCount: kept)
+        count = bytes.count
+        guard bytes.count <= Self.capacity else {
+            overflow = String(decoding: bytes, as: UTF8.self)
+            return
+        }
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        Swift.withUnsafeMutableBytes(of: &words) { storage in
+            storage.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
         }
     }
 
@@ -37,15 +38,17 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
 
     /// Calls `body` with the bytes held (valid only during the call).
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        if var overflow {
+            return try overflow.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+        return try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 
     public var description: String {
-        withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        overflow ?? withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     public static func == (lhs: InlineText, rhs: InlineText) -> Bool {
-        lhs.count == rhs.count && lhs.isTruncated == rhs.isTruncated
-            && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
+        lhs.count == rhs.count && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
     }
 }

@@ -42,7 +42,7 @@ import Transport
                 outcome: Outcome.allCases[Int(random.next() % UInt64(Outcome.allCases.count))],
                 status: [0, 200, 410, 429, 503][Int(random.next() % 5)],
                 reason: reasons[Int(random.next() % UInt64(reasons.count))],
-                apnsID: random.next() % 2 == 0 ? nil : InlineText("5e5ac3a4-6c6b-4b7a-9e8b-\(index)"),
+                apnsID: random.next() % 2 == 0 ? nil : InlineText(String(repeating: "5e5ac3a4-", count: index % 12)),
                 attempts: Int(random.next() % 6),
                 unregisteredAt: random.next() % 3 == 0 ? Int64(bitPattern: random.next()) : nil,
                 latencyMs: random.next() % 4 == 0 ? nil : Double(Int64(bitPattern: random.next()) % 10_000_000) / 997,
