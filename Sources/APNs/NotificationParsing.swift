@@ -110,6 +110,11 @@ public struct NotificationHeaders: Sendable, Hashable {
         Notification.payloadRejection(payload, pushType: pushType)
     }
 
+    /// `payloadRejection(_:)` for a push type alone (no copy of the header values).
+    public static func payloadRejection(_ payload: ArraySlice<UInt8>, pushType: PushType) -> Rejection? {
+        Notification.payloadRejection(payload, pushType: pushType)
+    }
+
     /// The header fields a request with these values carries (besides `authorization`), in the order
     /// APNs documents them; `apns-priority` always (an absent one means 10, even for background).
     public var fields: [(name: String, value: String)] {

@@ -69,7 +69,8 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
                 pthread_cond_wait(notFull, mutex)
             }
             if closed { break }
-            ring[(head + count) % capacity] = element
+            let tail = head + count
+            ring[tail < capacity ? tail : tail - capacity] = element
             count += 1
             taken += 1
         }
@@ -151,10 +152,12 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     private func takeLocked(max: Int, into batch: inout [Element]) {
         let taken = Swift.min(max, count)
         guard taken > 0 else { return }
+        batch.reserveCapacity(batch.count + taken)
         for _ in 0..<taken {
-            batch.append(ring[head]!)
-            ring[head] = nil
-            head = (head + 1) % capacity
+            // Moved out, not copied: no retain here and release there per element.
+            batch.append(ring[head].take()!)
+            head += 1
+            if head == capacity { head = 0 }
         }
         count -= taken
         pthread_cond_broadcast(notFull)

@@ -68,10 +68,13 @@ struct RowDecoder: Sendable {
         let payload: ArraySlice<UInt8>
         if let field = row.field(.payload), !field.isEmpty {
             payload = field
-            if let rejection = headers.values.payloadRejection(field) { return rejected(rejection.reason.name) }
+            if let rejection = NotificationHeaders.payloadRejection(field, pushType: headers.pushType) {
+                return rejected(rejection.reason.name)
+            }
         } else {
             payload = defaultPayload
-            let rejection = ownHeaders ? headers.values.payloadRejection(defaultPayload) : defaultPayloadRejection
+            let rejection = ownHeaders
+                ? NotificationHeaders.payloadRejection(defaultPayload, pushType: headers.pushType) : defaultPayloadRejection
             if let rejection { return rejected(rejection.reason.name) }
         }
         return .send(Job(row: row.number, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,

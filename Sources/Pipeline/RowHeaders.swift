@@ -15,8 +15,13 @@ final class RowHeaders: Sendable {
     init(_ values: NotificationHeaders, isRunDefault: Bool = false) {
         self.values = values
         self.isRunDefault = isRunDefault
+        pushType = values.pushType
+        expiration = values.expiration
         fields = values.fields.map { H2Header($0.name, $0.value) }
     }
 
-    var expiration: Int64? { values.expiration }
+    /// Copied out of `values`, read for every row: reading a field through `values` would copy the
+    /// whole struct (its strings retained and released).
+    let pushType: PushType
+    let expiration: Int64?
 }

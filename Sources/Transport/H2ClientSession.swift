@@ -212,8 +212,8 @@ public final class H2ClientSession {
     private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header]) {
         // 34 bytes of pseudo-header names and "https".
         let byteCount = 34 + template.method.count + authorityBytes.count + template.pathPrefix.count + pathSuffix.count
-            + template.bytes.count + H2HeaderBlock.byteCount(headers)
-        headerBlock.reset(fieldCount: 4 + template.fields.count + headers.count, byteCount: byteCount)
+            + H2HeaderBlock.byteCount(headers)
+        headerBlock.reset(fieldCount: 4 + template.fieldCount + headers.count, byteCount: byteCount)
         template.method.withUnsafeBytes { method in
             Self.appendStatic(":method", method, to: headerBlock, neverIndexed: false)
         }

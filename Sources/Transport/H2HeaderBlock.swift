@@ -67,15 +67,12 @@ final class H2HeaderBlock {
         count += 1
     }
 
-    /// Appends `template`'s fields with their HPACK rule (see `append(_:notFirst:)`).
+    /// Appends `template`'s ready-made fields (they point at the template's bytes, which must live
+    /// until the block has been submitted).
     func append(_ template: H2RequestTemplate, notFirst: Bool) {
-        template.bytes.withUnsafeBytes { bytes in
-            for field in template.fields {
-                append(name: UnsafeRawBufferPointer(rebasing: bytes[field.nameStart..<field.nameStart + field.nameCount]),
-                       value: UnsafeRawBufferPointer(rebasing: bytes[field.valueStart..<field.valueStart + field.valueCount]),
-                       neverIndexed: Self.neverIndexed(field.indexing, notFirst: notFirst))
-            }
-        }
+        precondition(count + template.fieldCount <= fieldCapacity, "H2HeaderBlock: more fields than reserved")
+        (fields + count).update(from: template.entries(notFirst: notFirst), count: template.fieldCount)
+        count += template.fieldCount
     }
 
     static func neverIndexed(_ indexing: H2Header.Indexing, notFirst: Bool) -> Bool {

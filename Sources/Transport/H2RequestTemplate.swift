@@ -1,48 +1,65 @@
-/// The part of a request that many requests share, encoded once: the method, a `:path` prefix and
-/// header fields with their HPACK rule. A session copies it into its header block with a per-request
-/// path suffix and body, so submitting costs a few `memcpy`s instead of building strings and arrays
-/// (`H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
-///
-/// Immutable once made; a sender makes a new one when a header value changes (a fresh provider
-/// token every 50 minutes).
-public final class H2RequestTemplate: Sendable {
-    struct Field: Sendable {
-        let nameStart: Int
-        let nameCount: Int
-        let valueStart: Int
-        let valueCount: Int
-        let indexing: H2Header.Indexing
-    }
+import CNGHTTP2
 
+/// The part of a request that many requests share, encoded once: the method, a `:path` prefix and
+/// header fields with their HPACK rule. A session copies its ready-made `nghttp2_nv` entries into
+/// the header block, which point at the template's own bytes (nghttp2 copies names and values
+/// while submitting), so the fixed part of a request costs one small copy instead of building
+/// strings and arrays (`H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
+///
+/// A sender makes a new one when a header value changes (a fresh provider token every 50 minutes).
+// Immutable after init: the pointers are written only there and freed in deinit, so any thread may
+// read them.
+public final class H2RequestTemplate: @unchecked Sendable {
     let method: [UInt8]
     let pathPrefix: [UInt8]
-    /// Every field's name and value, back to back.
-    let bytes: [UInt8]
-    let fields: [Field]
+    /// The fields' names and values, back to back; the entries point into it.
+    private let storage: UnsafeMutablePointer<UInt8>
+    /// The fields as a session's first request sends them, and as every later one does (the
+    /// flags differ for `indexedOnFirstRequestOnly`).
+    private let firstEntries: UnsafeMutablePointer<nghttp2_nv>
+    private let laterEntries: UnsafeMutablePointer<nghttp2_nv>
+    /// How many fields, and their bytes in all.
+    let fieldCount: Int
+    let byteCount: Int
+    /// The fields as given, for checks and tests.
+    public let headers: [H2Header]
 
     public init(method: String = "POST", pathPrefix: String, headers: [H2Header]) {
         self.method = Array(method.utf8)
         self.pathPrefix = Array(pathPrefix.utf8)
-        var bytes: [UInt8] = []
-        var fields: [Field] = []
-        for header in headers {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: header.name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: header.value.utf8)
-            fields.append(Field(nameStart: nameStart, nameCount: valueStart - nameStart, valueStart: valueStart,
-                                valueCount: bytes.count - valueStart, indexing: header.indexing))
+        self.headers = headers
+        let bytes = headers.flatMap { Array($0.name.utf8) + Array($0.value.utf8) }
+        byteCount = bytes.count
+        fieldCount = headers.count
+        storage = .allocate(capacity: max(1, bytes.count))
+        storage.initialize(from: bytes, count: bytes.count)
+        firstEntries = .allocate(capacity: max(1, headers.count))
+        laterEntries = .allocate(capacity: max(1, headers.count))
+        var offset = 0
+        for (index, header) in headers.enumerated() {
+            let nameCount = header.name.utf8.count
+            let valueCount = header.value.utf8.count
+            func entry(notFirst: Bool) -> nghttp2_nv {
+                let neverIndexed = H2HeaderBlock.neverIndexed(header.indexing, notFirst: notFirst)
+                return nghttp2_nv(name: storage + offset, value: storage + offset + nameCount,
+                                  namelen: nameCount, valuelen: valueCount,
+                                  flags: neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
+                                                      : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            (firstEntries + index).initialize(to: entry(notFirst: false))
+            (laterEntries + index).initialize(to: entry(notFirst: true))
+            offset += nameCount + valueCount
         }
-        self.bytes = bytes
-        self.fields = fields
     }
 
-    /// The header fields, for checks and tests.
-    public var headers: [H2Header] {
-        fields.map { field in
-            H2Header(String(decoding: bytes[field.nameStart..<field.nameStart + field.nameCount], as: UTF8.self),
-                     String(decoding: bytes[field.valueStart..<field.valueStart + field.valueCount], as: UTF8.self),
-                     indexing: field.indexing)
-        }
+    deinit {
+        storage.deallocate()
+        firstEntries.deallocate()
+        laterEntries.deallocate()
+    }
+
+    /// The ready-made entries, valid while the template lives.
+    func entries(notFirst: Bool) -> UnsafePointer<nghttp2_nv> {
+        UnsafePointer(notFirst ? laterEntries : firstEntries)
     }
 }
