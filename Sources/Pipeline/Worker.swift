@@ -17,7 +17,6 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let reactor: Reactor
     private let shared: CampaignShared
     private var slots: [ConnectionSlot] = []
-    private var slotByConnection: [ObjectIdentifier: ConnectionSlot] = [:]
     private var ready = JobQueue()
     private var inFlight: [UInt64: Job] = [:]
     private var retryTimers: [UInt64: (TimerID, Job)] = [:]
@@ -126,7 +125,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let connection = ClientConnection(reactor: reactor, configuration: settings, delegate: self)
         slot.connection = connection
         slot.endpointLabel = endpoint.description
-        slotByConnection[ObjectIdentifier(connection)] = slot
+        connection.ownerTag = slots.firstIndex { $0 === slot } ?? -1
         connection.start()
     }
 
@@ -144,15 +143,22 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         slot.reconnectTimer = reactor.schedule(after: delay) { [self] in connect(slot) }
     }
 
+    /// The slot whose current connection this is; nil for a connection already closed and replaced.
+    private func slot(for connection: ClientConnection) -> ConnectionSlot? {
+        let tag = connection.ownerTag
+        guard tag >= 0, tag < slots.count, slots[tag].connection === connection else { return nil }
+        return slots[tag]
+    }
+
     func connectionDidBecomeReady(_ connection: ClientConnection) {
-        guard let slot = slotByConnection[ObjectIdentifier(connection)] else { return }
+        guard let slot = slot(for: connection) else { return }
         slot.isReady = true
         shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
         fill(slot)
     }
 
     func connectionHasFreeSlots(_ connection: ClientConnection) {
-        guard let slot = slotByConnection[ObjectIdentifier(connection)] else { return }
+        guard let slot = slot(for: connection) else { return }
         fill(slot)
     }
 
@@ -168,8 +174,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: ClientConnection, didCloseWith error: ClientConnectionError?) {
-        let key = ObjectIdentifier(connection)
-        guard let slot = slotByConnection.removeValue(forKey: key) else { return }
+        guard let slot = slot(for: connection) else { return }
         if slot.isReady { shared.noteConnectionDown() }
         slot.isReady = false
         slot.connection = nil
@@ -289,7 +294,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.removeValue(forKey: response.tag) else { return }
-        let slot = slotByConnection[ObjectIdentifier(connection)]
+        let slot = slot(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(Reactor.monotonicNanoseconds() &- response.submittedAt) / 1e6

@@ -59,6 +59,9 @@ public final class ClientConnection {
 
     public let reactor: Reactor
     public let configuration: Configuration
+    /// A number the owner may set to find its own record of this connection from a delegate call
+    /// without hashing (`Worker` keeps its slot index here). The connection never reads it.
+    public var ownerTag = -1
     /// "api.push.apple.com:443 (17.188.1.2:443)", for messages.
     public let peer: String
     var delegate: (any ClientConnectionDelegate)?
