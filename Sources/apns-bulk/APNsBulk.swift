@@ -1,3 +1,4 @@
+import APNs
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,7 @@ struct APNsBulk: ParsableCommand {
     )
 
     static func main() {
+        CryptoLibrary.keepStateUntilExit()
         do {
             let arguments = try JobFile.expand(Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot(arguments)

@@ -141,7 +141,10 @@ final class SignalWatch {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { campaign.interrupt(signal: number) }
+            // Only the run control is captured: the handler and its captures are released on a
+            // dispatch thread, which must never hold the last reference to TLS or key objects.
+            let control = campaign.control
+            source.setEventHandler { control.stop(.interrupted(signal: number)) }
             source.resume()
             sources.append(source)
         }
