@@ -16,7 +16,10 @@ public final class ResultLog {
         self.path = path
         // Level 1, not zstd's default 3: at level 3 compression was a tenth of `send`'s CPU
         // (benchmarks/RESULTS.md); JSON lines this repetitive still shrink about tenfold at level 1.
-        writer = try ZstdFrameWriter(path: path, level: 1)
+        // A 2^11-entry hash table instead of level 1's default: these lines' matches are near
+        // (the keys of the line before), and the small table stays in cache: `zstd -b1` on 83.6 MB
+        // of result lines, 580–650 → 680–710 MB/s, and 4.77 → 4.84 × smaller.
+        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now

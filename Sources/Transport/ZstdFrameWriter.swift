@@ -36,8 +36,9 @@ public final class ZstdFrameWriter {
     /// Compressed bytes written so far.
     public private(set) var bytesWritten = 0
 
-    /// Creates (or truncates) `path`.
-    public init(path: String, level: Int32 = 3) throws(ZstdWriteError) {
+    /// Creates (or truncates) `path`. `hashLog`, when given, overrides the level's match-finder
+    /// table size (log2 of its entries).
+    public init(path: String, level: Int32 = 3, hashLog: Int32? = nil) throws(ZstdWriteError) {
         guard let context = ZSTD_createCCtx() else {
             throw .compress(path: path, detail: "out of memory creating a zstd context")
         }
@@ -49,6 +50,7 @@ public final class ZstdFrameWriter {
         }
         ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
         ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+        if let hashLog { ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, hashLog) }
         self.path = path
         self.context = context
         self.descriptor = descriptor
