@@ -25,9 +25,10 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Decides after an answer to attempt number `attempts` (1-based, this answer included).
-    /// `expiration` is the notification's apns-expiration (epoch seconds, 0 = none); `now` in ms.
+    /// `expiration` is the notification's apns-expiration (epoch seconds, 0 = none); `now` in ms,
+    /// read only when a retry is weighed against the expiration (not for every final answer).
     public mutating func decide(_ disposition: Disposition, attempts: Int, expiration: Int64,
-                                nowMilliseconds: Int64) -> Action {
+                                nowMilliseconds: @autoclosure () -> Int64) -> Action {
         switch disposition {
         case .delivered: return .finish(.delivered)
         case .deadToken: return .finish(.unregistered)
@@ -38,13 +39,14 @@ public struct RetryPolicy: Sendable {
             return attempts >= maxAttempts ? .finish(.gaveUp) : .refreshTokenAndRetry
         case .retryLater(let scope):
             return retryLater(attempts: attempts, elsewhere: scope == .connection, expiration: expiration,
-                              nowMilliseconds: nowMilliseconds)
+                              nowMilliseconds: nowMilliseconds())
         }
     }
 
     /// After a connection was lost with the row in flight (it may or may not have been processed).
-    public mutating func decideAfterConnectionLoss(attempts: Int, expiration: Int64, nowMilliseconds: Int64) -> Action {
-        retryLater(attempts: attempts, elsewhere: true, expiration: expiration, nowMilliseconds: nowMilliseconds,
+    public mutating func decideAfterConnectionLoss(attempts: Int, expiration: Int64,
+                                                   nowMilliseconds: @autoclosure () -> Int64) -> Action {
+        retryLater(attempts: attempts, elsewhere: true, expiration: expiration, nowMilliseconds: nowMilliseconds(),
                    immediate: true)
     }
 
