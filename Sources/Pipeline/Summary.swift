@@ -6,6 +6,8 @@ public struct Summary: Sendable {
     public var counts = OutcomeCounts()
     public var byReason: [String: Int] = [:]
     public var latency = LatencyHistogram()
+    /// From the start of sending (after the prescan) to the last row recorded; the goodbyes after
+    /// that are not counted.
     public var elapsedSeconds: Double = 0
     public var connections = 0
     public var endpoints: [String] = []

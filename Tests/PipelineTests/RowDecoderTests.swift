@@ -86,9 +86,17 @@ import Transport
     @Test func aRetriedJobLetsGoOfItsBatch() throws {
         let rows = try decoded("device_token,payload\n\(Self.token),{}\n")
         let retried = try #require(job(rows[0]))
+        func base(_ slice: ArraySlice<UInt8>) -> UInt? {
+            slice.withUnsafeBufferPointer { $0.baseAddress.map { UInt(bitPattern: $0) } }
+        }
+        let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload)
+        // Before: both point into the one batch buffer, the payload right after the token.
+        #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
         retried.detach()
         #expect(String(decoding: retried.deviceToken, as: UTF8.self) == Self.token)
         #expect(String(decoding: retried.payload, as: UTF8.self) == "{}")
-        #expect(retried.deviceToken.startIndex == 0 && retried.payload.startIndex == 0)
+        // After: neither is in the batch buffer any more.
+        #expect(base(retried.deviceToken) != tokenBefore)
+        #expect(base(retried.payload) != payloadBefore)
     }
 }
