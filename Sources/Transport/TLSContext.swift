@@ -41,6 +41,8 @@ public final class TLSContext: @unchecked Sendable {
     public let isServer: Bool
     /// Server ALPN preferences, each as its wire bytes (without the length prefix).
     private let serverProtocols: [[UInt8]]
+    /// Where a client context reads the system's roots from (set once, in `client`).
+    private(set) var systemTrust: SystemTrust.Source?
 
     private init(context: OpaquePointer, isServer: Bool, serverProtocols: [[UInt8]]) {
         self.context = context
@@ -61,9 +63,7 @@ public final class TLSContext: @unchecked Sendable {
         }
         // Verification is always on: extra trust adds CAs, nothing removes the check.
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-            throw OpenSSLErrors.failure("SSL_CTX_set_default_verify_paths")
-        }
+        tls.systemTrust = try SystemTrust.install(in: context)
         if let additionalTrust { try tls.trust(additionalTrust) }
         let h2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         guard SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count)) == 0 else {
