@@ -225,13 +225,14 @@ final class Reader: Sendable {
     }
 
     private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
-        if !records.isEmpty { shared.outcomes.put(records) }
+        if !records.isEmpty { shared.outcomes.put(moving: &records) }
         records.removeAll(keepingCapacity: true)
         if !jobs.isEmpty {
-            let taken = shared.work.put(jobs)
-            if taken < jobs.count {
+            shared.work.put(moving: &jobs)
+            if !jobs.isEmpty {
+                // The queue closed first: these rows are recorded as the stop says.
                 let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
-                shared.outcomes.put(jobs[taken...].map {
+                shared.outcomes.put(jobs.map {
                     $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
                 })
             }

@@ -51,10 +51,28 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     /// taken: all of them, unless the queue was closed first — the caller still owns the rest.
     @discardableResult
     public func put<C: Collection>(_ elements: C) -> Int where C.Element == Element {
+        var iterator = elements.makeIterator()
+        return append(count: elements.count) { iterator.next()! }
+    }
+
+    /// `put` for elements the caller gives up: they move into the queue, no copy (and so no
+    /// retain here and release there) per element. `elements` is left with what the queue did
+    /// not take, in order: nothing, unless it was closed first.
+    @discardableResult
+    public func put(moving elements: inout [Element]) -> Int {
+        // removeLast moves an element out; reversing first keeps the order, and swaps move too.
+        elements.reverse()
+        let taken = append(count: elements.count) { elements.removeLast() }
+        elements.reverse()
+        return taken
+    }
+
+    /// The one producer path: `next()` is asked for an element only once there is room for it.
+    private func append(count total: Int, _ next: () -> Element) -> Int {
         var callbacks: [@Sendable () -> Void] = []
         var taken = 0
         pthread_mutex_lock(mutex)
-        for element in elements {
+        while taken < total {
             while count == capacity && !closed {
                 pthread_cond_broadcast(notEmpty)
                 if !availabilityCallbacks.isEmpty {
@@ -70,7 +88,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             }
             if closed { break }
             let tail = head + count
-            ring[tail < capacity ? tail : tail - capacity] = element
+            ring[tail < capacity ? tail : tail - capacity] = next()
             count += 1
             taken += 1
         }

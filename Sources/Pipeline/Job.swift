@@ -24,7 +24,8 @@ final class Job: @unchecked Sendable {
     /// The connection a retry should avoid (500/503), or -1.
     var avoidConnection = -1
     /// The provider token the latest request carried, to refresh only if it is still current.
-    var providerToken: ProviderToken?
+    /// Shared by reference: remembering it costs a row one retain, not a copy of four strings.
+    var sentToken: SentProviderToken?
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
          headers: RowHeaders) {
@@ -49,4 +50,11 @@ final class Job: @unchecked Sendable {
         RowResult(row: row, deviceToken: deviceToken, outcome: outcome, reason: reason, attempts: attempts,
                   retriedAfterConnectionLoss: retriedAfterConnectionLoss)
     }
+}
+
+/// A provider token as the requests that carried it remember it (see `Job.sentToken`).
+final class SentProviderToken: Sendable {
+    let token: ProviderToken
+
+    init(_ token: ProviderToken) { self.token = token }
 }

@@ -206,7 +206,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         let templates = templates(for: token)
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
-            if submit(job, on: connection, templates: templates, token: token) {
+            if submit(job, on: connection, templates: templates) {
                 submitted = true
             } else {
                 ready.pushFront(job)
@@ -249,6 +249,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// `authorization` header, and with it the run's own header values for the rows that use them.
     private final class Templates {
         let jwt: String?
+        /// The token itself, for the jobs that carry it (nil with certificate authentication).
+        let sent: SentProviderToken?
         let authorization: [H2Header]
         /// `authorization` only: rows with header columns of their own add theirs.
         let authorizationOnly: H2RequestTemplate
@@ -257,6 +259,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
         init(token: ProviderToken?) {
             jwt = token?.jwt
+            sent = token.map(SentProviderToken.init)
             authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
             authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
         }
@@ -277,13 +280,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         return made
     }
 
-    private func submit(_ job: Job, on connection: ClientConnection, templates: Templates, token: ProviderToken?) -> Bool {
+    private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
         let headers = job.headers
         let now = Reactor.monotonicNanoseconds()
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
                                 tag: UInt64(job.row), submittedAt: now) else { return false }
-        if token != nil { job.providerToken = token }
+        if let sent = templates.sent { job.sentToken = sent }
         job.attempts += 1
         job.avoidConnection = -1
         inFlight[UInt64(job.row)] = job
@@ -315,8 +318,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             if elsewhere, let slot { job.avoidConnection = slot.id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
         case .refreshTokenAndRetry:
-            if case .token(let source) = shared.configuration.authentication, let token = job.providerToken {
-                source.refresh(after: token, cause: .expiredProviderToken)
+            if case .token(let source) = shared.configuration.authentication, let sent = job.sentToken {
+                source.refresh(after: sent.token, cause: .expiredProviderToken)
             }
             retry(job, afterMilliseconds: 0, lastAnswer: answer)
         case .stopRun:
@@ -396,7 +399,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     // MARK: - Recording
 
-    private func finish(_ record: RowResult) {
+    private func finish(_ record: consuming RowResult) {
         finished.append(record)
         if finished.count >= 512 { publish() }
     }
@@ -413,8 +416,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     private func publish() {
         guard !finished.isEmpty else { return }
-        shared.outcomes.put(finished)
-        finished.removeAll(keepingCapacity: true)
+        shared.outcomes.put(moving: &finished)
     }
 
     static func epochMilliseconds() -> Int64 {

@@ -135,13 +135,17 @@ extension H2ClientSession {
     }
 
     private func responseComplete(streamID: Int32) {
-        guard let index = streamIndex(streamID), let stream = streams[index], !stream.answered else { return }
-        streams[index]?.answered = true
-        if stream.status != 403 { isAuthorized = true }
-        events.append(.response(H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID,
-                                           status: stream.status,
-                                           apnsIDText: stream.hasAPNsID ? stream.apnsID : nil,
-                                           body: stream.responseBody)))
+        // In place: the record is not copied, and its body moves into the response.
+        guard let index = streamIndex(streamID), let answer = streams.update(at: index, { stream -> H2Response? in
+            guard !stream.answered else { return nil }
+            stream.answered = true
+            var body: [UInt8] = []
+            swap(&body, &stream.responseBody)
+            return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
+                              apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, body: body)
+        }), let response = answer else { return }
+        if response.status != 403 { isAuthorized = true }
+        events.append(.response(response))
     }
 
     func requestHeadersSent(streamID: Int32) {

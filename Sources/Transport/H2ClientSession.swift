@@ -315,7 +315,9 @@ public final class H2ClientSession {
     public func drainEvents(_ handle: (H2ClientEvent) -> Void) {
         var index = 0
         while index < events.count {
-            let event = events[index]
+            // Moved out (a trivial case left behind), not copied: no retain and release per event.
+            var event = H2ClientEvent.pingAcknowledged
+            swap(&event, &events[index])
             index += 1
             handle(event)
         }

@@ -35,10 +35,11 @@ final class H2StreamTable<Record> {
     }
 
     /// Stores `record`; its stream id may be set later with `setStreamID` (a client learns it on submit).
-    func insert(_ record: Record, streamID: Int32 = 0) -> Int {
+    func insert(_ record: consuming Record, streamID: Int32 = 0) -> Int {
         count += 1
         if let index = freeIndices.popLast() {
-            records[index] = record
+            // A free slot holds nil: nothing to release, so initializing over it is a plain move.
+            (records + index).initialize(to: record)
             streamIDs[index] = streamID
             return index
         }
@@ -70,12 +71,20 @@ final class H2StreamTable<Record> {
 
     @discardableResult
     func remove(at index: Int) -> Record? {
-        guard index >= 0, index < slots, let record = records[index] else { return nil }
-        records[index] = nil
+        guard index >= 0, index < slots, records[index] != nil else { return nil }
+        // Moved out, not copied: no retain and release of the record's references.
+        let record = (records + index).move()
+        (records + index).initialize(to: nil)
         streamIDs[index] = 0
         freeIndices.append(index)
         count -= 1
         return record
+    }
+
+    /// Runs `body` on the record at `index` in place; nil when the slot is free.
+    func update<Result>(at index: Int, _ body: (inout Record) -> Result) -> Result? {
+        guard index >= 0, index < slots, records[index] != nil else { return nil }
+        return body(&records[index]!)
     }
 
     func removeAll() {

@@ -58,4 +58,45 @@ import Testing
         var batch: [Int] = []
         #expect(!queue.waitForBatch(max: 1, timeoutSeconds: 0.01, into: &batch))
     }
+
+    @Test func movedElementsArriveInOrderAndLeaveTheArrayEmpty() {
+        let queue = HandOffQueue<String>(capacity: 10)
+        var strings = (0..<6).map { "row \($0) " + String(repeating: "x", count: 30) }
+        let expected = strings
+        #expect(queue.put(moving: &strings) == 6)
+        #expect(strings.isEmpty)
+        var batch: [String] = []
+        queue.takeBatch(max: 10, into: &batch)
+        #expect(batch == expected)
+    }
+
+    /// The queue closes while a producer waits for room: what it did not take stays with the
+    /// producer, in order, so the caller can still record those rows.
+    @Test func movingIntoAQueueThatClosesLeavesTheRestInOrder() {
+        let queue = HandOffQueue<Int>(capacity: 3)
+        let left = Mutex<[Int]>([])
+        let taken = Atomic<Int>(-1)
+        let producer = Thread {
+            var values = Array(0..<8)
+            taken.store(queue.put(moving: &values), ordering: .relaxed)
+            left.withLock { $0 = values }
+        }
+        producer.start()
+        var waited = 0
+        while queue.approximateCount < 3 && waited < 200 {
+            Thread.sleep(forTimeInterval: 0.01)
+            waited += 1
+        }
+        queue.close()
+        waited = 0
+        while taken.load(ordering: .relaxed) < 0 && waited < 200 {
+            Thread.sleep(forTimeInterval: 0.01)
+            waited += 1
+        }
+        #expect(taken.load(ordering: .relaxed) == 3)
+        #expect(left.withLock { $0 } == [3, 4, 5, 6, 7])
+        var batch: [Int] = []
+        queue.takeBatch(max: 10, into: &batch)
+        #expect(batch == [0, 1, 2])
+    }
 }
