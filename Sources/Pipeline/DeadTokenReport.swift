@@ -29,7 +29,7 @@ public final class DeadTokenReport {
         try add(RowResult(record))
     }
 
-    func add(_ record: RowResult) throws(OutputFileError) {
+    func add(_ record: borrowing RowResult) throws(OutputFileError) {
         guard record.outcome.isDeadToken else { return }
         try file.withBuffer { Self.appendLine(record, to: &$0) }
         tokensWritten += 1
@@ -37,7 +37,7 @@ public final class DeadTokenReport {
 
     public func close() throws(OutputFileError) { try file.close() }
 
-    static func appendLine(_ record: RowResult, to out: inout [UInt8]) {
+    static func appendLine(_ record: borrowing RowResult, to out: inout [UInt8]) {
         CSVText.appendField(String(decoding: record.deviceToken, as: UTF8.self), to: &out)
         out.append(UInt8(ascii: ","))
         CSVText.appendField(record.reason ?? "", to: &out)

@@ -60,10 +60,31 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     /// not take, in order: nothing, unless it was closed first.
     @discardableResult
     public func put(moving elements: inout [Element]) -> Int {
-        // removeLast moves an element out; reversing first keeps the order, and swaps move too.
-        elements.reverse()
-        let taken = append(count: elements.count) { elements.removeLast() }
-        elements.reverse()
+        let total = elements.count
+        pthread_mutex_lock(mutex)
+        if !closed && capacity - count >= total {
+            // Room for all: fill the ring from the back, as removeLast moves elements out.
+            var slot = head + count + total
+            while let element = elements.popLast() {
+                slot -= 1
+                ring[slot < capacity ? slot : slot - capacity] = element
+            }
+            count += total
+            pthread_cond_broadcast(notEmpty)
+            var callbacks: [@Sendable () -> Void] = []
+            swap(&callbacks, &availabilityCallbacks)
+            pthread_mutex_unlock(mutex)
+            for callback in callbacks { callback() }
+            return total
+        }
+        pthread_mutex_unlock(mutex)
+        // No room for all now: the general path, which copies and may wait for room.
+        var index = 0
+        let taken = append(count: total) {
+            defer { index += 1 }
+            return elements[index]
+        }
+        elements.removeFirst(taken)
         return taken
     }
 

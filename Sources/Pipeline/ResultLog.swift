@@ -29,7 +29,7 @@ public final class ResultLog {
         try append(RowResult(record))
     }
 
-    func append(_ record: RowResult) throws(ZstdWriteError) {
+    func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
         let pending = writer.withPendingBytes { bytes in
             record.appendJSONLine(to: &bytes)
             return bytes.count

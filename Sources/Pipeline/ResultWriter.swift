@@ -56,7 +56,7 @@ final class ResultWriter: @unchecked Sendable {
         finishFiles()
     }
 
-    private func write(_ record: RowResult) {
+    private func write(_ record: borrowing RowResult) {
         summary.add(record)
         guard writeError == nil else { return }
         do {

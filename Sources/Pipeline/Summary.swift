@@ -21,7 +21,7 @@ public struct Summary: Sendable {
         add(RowResult(record))
     }
 
-    mutating func add(_ record: RowResult) {
+    mutating func add(_ record: borrowing RowResult) {
         counts.add(record.outcome)
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }

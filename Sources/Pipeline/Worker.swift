@@ -400,7 +400,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     // MARK: - Recording
 
     private func finish(_ record: consuming RowResult) {
-        finished.append(record)
+        finished.append(consume record)
         if finished.count >= 512 { publish() }
     }
 
