@@ -52,6 +52,9 @@ public final class H2ClientSession {
         var apnsID = InlineText()
         var hasAPNsID = false
         var responseBody: [UInt8] = []
+        /// The template the request was made from: nghttp2 reads its bytes (uncopied) when it
+        /// encodes the HEADERS frame, so it lives as long as the stream.
+        var template: H2RequestTemplate?
     }
 
     public let configuration: Configuration
@@ -62,7 +65,8 @@ public final class H2ClientSession {
     private var submitOrder: [(index: Int, streamID: Int32)] = []
     private var submitOrderHead = 0
     private var hasSubmitted = false
-    private let authorityBytes: [UInt8]
+    /// `:authority`, in storage nghttp2 may read uncopied: freed after the nghttp2 session.
+    private let authorityStorage: UnsafeMutableBufferPointer<UInt8>
     private var shutdownRequested = false
     var lastKnownMaxConcurrentStreams: Int
 
@@ -80,7 +84,8 @@ public final class H2ClientSession {
     public init(configuration: Configuration) throws(H2Error) {
         precondition(configuration.maxStreams > 0, "H2ClientSession: maxStreams must be positive")
         self.configuration = configuration
-        authorityBytes = Array(configuration.authority.utf8)
+        authorityStorage = .allocate(capacity: max(1, configuration.authority.utf8.count))
+        _ = authorityStorage.initialize(from: configuration.authority.utf8)
         isAuthorized = !configuration.singleStreamUntilAuthorized
         lastKnownMaxConcurrentStreams = 1
         session = try H2ClientCallbacks.makeSession(owner: self)
@@ -95,6 +100,7 @@ public final class H2ClientSession {
 
     deinit {
         if let session { nghttp2_session_del(session) }
+        authorityStorage.deallocate()
     }
 
     static let windowSize: UInt32 = 1 << 30
@@ -183,12 +189,13 @@ public final class H2ClientSession {
         guard acceptsRequests else { throw .notAcceptingRequests }
         guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
         fillHeaderBlock(template: template, pathSuffix: pathSuffix, headers: headers)
-        return try submitFilledHeaders(body: body, tag: tag, submittedAt: submittedAt)
+        return try submitFilledHeaders(body: body, tag: tag, submittedAt: submittedAt, template: template)
     }
 
-    private func submitFilledHeaders(body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) throws(H2Error) -> Int32 {
+    private func submitFilledHeaders(body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64,
+                                     template: H2RequestTemplate? = nil) throws(H2Error) -> Int32 {
         guard let session else { throw .terminated }
-        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: body))
+        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: body, template: template))
         let userData = H2StreamTable<Stream>.userData(for: index)
         let streamID: Int32
         if body.isEmpty {
@@ -210,19 +217,15 @@ public final class H2ClientSession {
     }
 
     private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header]) {
-        // 34 bytes of pseudo-header names and "https".
-        let byteCount = 34 + template.method.count + authorityBytes.count + template.pathPrefix.count + pathSuffix.count
-            + H2HeaderBlock.byteCount(headers)
+        // Only `:path` and the row's own headers are copied into the block (and by nghttp2); the
+        // other fields point at static text, the template and `authorityStorage`, uncopied.
+        let byteCount = 5 + template.pathPrefix.count + pathSuffix.count + H2HeaderBlock.byteCount(headers)
         headerBlock.reset(fieldCount: 4 + template.fieldCount + headers.count, byteCount: byteCount)
-        template.method.withUnsafeBytes { method in
-            Self.appendStatic(":method", method, to: headerBlock, neverIndexed: false)
-        }
-        Self.https.withUTF8Buffer { scheme in
-            Self.appendStatic(":scheme", UnsafeRawBufferPointer(scheme), to: headerBlock, neverIndexed: false)
-        }
-        authorityBytes.withUnsafeBytes { authority in
-            Self.appendStatic(":authority", authority, to: headerBlock, neverIndexed: false)
-        }
+        headerBlock.appendUncopied(name: ":method", value: template.method, neverIndexed: false)
+        headerBlock.appendUncopied(name: ":scheme", value: UnsafeBufferPointer(start: Self.https.utf8Start,
+                                                                               count: Self.https.utf8CodeUnitCount),
+                                   neverIndexed: false)
+        headerBlock.appendUncopied(name: ":authority", value: UnsafeBufferPointer(authorityStorage), neverIndexed: false)
         template.pathPrefix.withUnsafeBytes { prefix in
             pathSuffix.withUnsafeBytes { suffix in
                 StaticString(":path").withUTF8Buffer { name in
@@ -236,13 +239,6 @@ public final class H2ClientSession {
     }
 
     private static let https: StaticString = "https"
-
-    private static func appendStatic(_ name: StaticString, _ value: UnsafeRawBufferPointer, to block: H2HeaderBlock,
-                                     neverIndexed: Bool) {
-        name.withUTF8Buffer { name in
-            block.append(name: UnsafeRawBufferPointer(name), value: value, neverIndexed: neverIndexed)
-        }
-    }
 
     private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {
         // 34 bytes of pseudo-header names and "https".

@@ -67,8 +67,23 @@ final class H2HeaderBlock {
         count += 1
     }
 
-    /// Appends `template`'s ready-made fields (they point at the template's bytes, which must live
-    /// until the block has been submitted).
+    /// NGHTTP2_NV_FLAG_NO_COPY_NAME | _VALUE: nghttp2 reads the bytes when it encodes the frame
+    /// instead of copying them on submit. Only for bytes that outlive that moment.
+    static let uncopied = UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
+
+    /// Appends a field whose bytes nghttp2 will not copy: a static name and a value that lives at
+    /// least until the request's HEADERS frame is encoded (the caller's promise).
+    func appendUncopied(name: StaticString, value: UnsafeBufferPointer<UInt8>, neverIndexed: Bool) {
+        precondition(count < fieldCapacity, "H2HeaderBlock: more fields than reserved")
+        fields[count] = nghttp2_nv(
+            name: UnsafeMutablePointer(mutating: name.utf8Start), value: UnsafeMutablePointer(mutating: value.baseAddress),
+            namelen: name.utf8CodeUnitCount, valuelen: value.count,
+            flags: Self.uncopied | (neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+        count += 1
+    }
+
+    /// Appends `template`'s ready-made fields (they point at the template's bytes, uncopied: the
+    /// template must live until the request's HEADERS frame is encoded).
     func append(_ template: H2RequestTemplate, notFirst: Bool) {
         precondition(count + template.fieldCount <= fieldCapacity, "H2HeaderBlock: more fields than reserved")
         (fields + count).update(from: template.entries(notFirst: notFirst), count: template.fieldCount)

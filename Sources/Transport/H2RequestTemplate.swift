@@ -2,15 +2,20 @@ import CNGHTTP2
 
 /// The part of a request that many requests share, encoded once: the method, a `:path` prefix and
 /// header fields with their HPACK rule. A session copies its ready-made `nghttp2_nv` entries into
-/// the header block, which point at the template's own bytes (nghttp2 copies names and values
-/// while submitting), so the fixed part of a request costs one small copy instead of building
-/// strings and arrays (`H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
+/// the header block, which point at the template's own bytes, so the fixed part of a request costs
+/// one small copy instead of building strings and arrays
+/// (`H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
+///
+/// The entries (and the method) carry NGHTTP2_NV_FLAG_NO_COPY_NAME and _VALUE: nghttp2 does not
+/// copy their bytes (the JWT alone is ~200 per request) but reads them when it encodes the HEADERS
+/// frame, so a session keeps the template of each request alive with the request's stream.
 ///
 /// A sender makes a new one when a header value changes (a fresh provider token every 50 minutes).
 // Immutable after init: the pointers are written only there and freed in deinit, so any thread may
 // read them.
 public final class H2RequestTemplate: @unchecked Sendable {
-    let method: [UInt8]
+    /// The method's bytes, in storage of their own (nghttp2 reads them without copying).
+    let method: UnsafeBufferPointer<UInt8>
     let pathPrefix: [UInt8]
     /// The fields' names and values, back to back; the entries point into it.
     private let storage: UnsafeMutablePointer<UInt8>
@@ -25,7 +30,9 @@ public final class H2RequestTemplate: @unchecked Sendable {
     public let headers: [H2Header]
 
     public init(method: String = "POST", pathPrefix: String, headers: [H2Header]) {
-        self.method = Array(method.utf8)
+        let methodStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, method.utf8.count))
+        _ = methodStorage.initialize(from: method.utf8)
+        self.method = UnsafeBufferPointer(rebasing: methodStorage[..<method.utf8.count])
         self.pathPrefix = Array(pathPrefix.utf8)
         self.headers = headers
         let bytes = headers.flatMap { Array($0.name.utf8) + Array($0.value.utf8) }
@@ -43,8 +50,8 @@ public final class H2RequestTemplate: @unchecked Sendable {
                 let neverIndexed = H2HeaderBlock.neverIndexed(header.indexing, notFirst: notFirst)
                 return nghttp2_nv(name: storage + offset, value: storage + offset + nameCount,
                                   namelen: nameCount, valuelen: valueCount,
-                                  flags: neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
-                                                      : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                                  flags: H2HeaderBlock.uncopied | (neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
+                                                                                : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
             (firstEntries + index).initialize(to: entry(notFirst: false))
             (laterEntries + index).initialize(to: entry(notFirst: true))
@@ -53,6 +60,7 @@ public final class H2RequestTemplate: @unchecked Sendable {
     }
 
     deinit {
+        UnsafeMutableRawPointer(mutating: method.baseAddress)?.deallocate()
         storage.deallocate()
         firstEntries.deallocate()
         laterEntries.deallocate()

@@ -49,6 +49,34 @@ import Transport
         #expect(Self.template.headers.map(\.name) == ["authorization", "apns-topic", "apns-expiration"])
     }
 
+    /// nghttp2 reads a template's bytes uncopied when it encodes the HEADERS frame, which happens
+    /// after submit: the session must keep the template alive though its maker let it go, and
+    /// the frame must carry its values, not whatever later took that memory.
+    @Test func aTemplateDroppedRightAfterSubmitStillEncodesItsValues() throws {
+        let pair = try H2TestPair()
+        pair.answer = { _ in .init(status: 200) }
+        try pair.pump()
+        for tag: UInt64 in 1...20 {
+            // A fresh template per request, released as soon as submit returns, before any output.
+            try pair.client.submit(template: H2RequestTemplate(pathPrefix: "/3/device/", headers: [
+                                       H2Header("authorization", "bearer token-\(tag)-" + String(repeating: "j", count: 180)),
+                                       H2Header("apns-topic", "com.example.app\(tag)"),
+                                   ]),
+                                   pathSuffix: Array("abcd".utf8)[...], body: Array("{}".utf8)[...], tag: tag)
+            // Memory freed by the template would likely be reused by these.
+            _ = (0..<8).map { _ in [UInt8](repeating: 0x41, count: 240) }
+        }
+        try pair.pump()
+        try #require(pair.requests.count == 20)
+        for (index, request) in pair.requests.enumerated() {
+            let tag = index + 1
+            #expect(request.fields.first { $0.name == "authorization" }?.value
+                    == "bearer token-\(tag)-" + String(repeating: "j", count: 180))
+            #expect(request.fields.first { $0.name == "apns-topic" }?.value == "com.example.app\(tag)")
+            #expect(request.method == "POST" && request.authority == "api.push.apple.com")
+        }
+    }
+
     @Test func inlineTextKeepsShortValuesInlineAndLongOnesWhole() {
         let id = InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
         #expect(id.description == "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
