@@ -18,7 +18,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private let shared: CampaignShared
     private var slots: [ConnectionSlot] = []
     private var ready = JobQueue()
-    private var inFlight: [UInt64: Job] = [:]
+    private var inFlight = InFlightJobs()
     private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     private var finished: [RowResult] = []
     private var retryPolicy: RetryPolicy
@@ -283,20 +283,23 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
         let headers = job.headers
         let now = Reactor.monotonicNanoseconds()
+        let tag = inFlight.insert(job)
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
-                                tag: UInt64(job.row), submittedAt: now) else { return false }
+                                tag: tag, submittedAt: now) else {
+            _ = inFlight.remove(tag: tag)
+            return false
+        }
         if let sent = templates.sent { job.sentToken = sent }
         job.attempts += 1
         job.avoidConnection = -1
-        inFlight[UInt64(job.row)] = job
         return true
     }
 
     // MARK: - Answers
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
-        guard let job = inFlight.removeValue(forKey: response.tag) else { return }
+        guard let job = inFlight.remove(tag: response.tag) else { return }
         let slot = slot(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
@@ -335,7 +338,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: ClientConnection, didNotProcess tag: UInt64, cause: H2NotProcessedCause) {
-        guard let job = inFlight.removeValue(forKey: tag) else { return }
+        guard let job = inFlight.remove(tag: tag) else { return }
         // Certainly not processed: send again without counting an attempt.
         job.attempts -= 1
         if stopping {
@@ -349,7 +352,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: ClientConnection, lost tag: UInt64, cause: H2LossCause) {
-        guard let job = inFlight.removeValue(forKey: tag) else { return }
+        guard let job = inFlight.remove(tag: tag) else { return }
         job.retriedAfterConnectionLoss = true
         if stopping {
             let stop = shared.control.stopCause ?? .fatal(detail: "stopped")

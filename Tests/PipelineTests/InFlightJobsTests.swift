@@ -1,0 +1,39 @@
+import APNs
+import Testing
+@testable import Pipeline
+
+@Suite struct InFlightJobsTests {
+    private static let headers = RowHeaders(try! NotificationHeaders(parsing: HeaderValues(topic: "com.example.app"),
+                                                                    auth: .token))
+
+    private func job(_ row: Int) -> Job {
+        Job(row: row, deviceToken: Array("ab".utf8)[...], lowercaseToken: nil, payload: Array("{}".utf8)[...],
+            headers: Self.headers)
+    }
+
+    @Test func eachTagFindsItsJobOnceAndSlotsAreReused() {
+        var table = InFlightJobs()
+        let jobs = (1...5).map(job)
+        let tags = jobs.map { table.insert($0) }
+        #expect(Set(tags).count == 5)
+        #expect(table.count == 5)
+        #expect(table.remove(tag: tags[2]) === jobs[2])
+        #expect(table.remove(tag: tags[2]) == nil, "a tag finds its job only once")
+        let later = job(99)
+        let reusedTag = table.insert(later)
+        #expect(reusedTag & 0xFF_FFFF == tags[2] & 0xFF_FFFF, "the freed slot is reused")
+        #expect(table.remove(tag: tags[2]) == nil, "an old tag does not find the slot's new job")
+        #expect(table.remove(tag: reusedTag) === later)
+        for (index, tag) in tags.enumerated() where index != 2 { #expect(table.remove(tag: tag) === jobs[index]) }
+        #expect(table.isEmpty)
+    }
+
+    @Test func rowsBeyondTheSlotBitsStillFindTheirJob() {
+        var table = InFlightJobs()
+        let big = job(1 << 30 + 7)
+        let tag = table.insert(big)
+        #expect(table.remove(tag: tag) === big)
+        #expect(table.remove(tag: 0) == nil)
+        #expect(table.remove(tag: UInt64.max) == nil)
+    }
+}
