@@ -83,8 +83,15 @@ enum H2ClientCallbacks {
 // The session's side of the callbacks.
 extension H2ClientSession {
     func streamIndex(_ streamID: Int32) -> Int? {
-        guard let session else { return nil }
-        return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
+        // An answer's callbacks (its header fields, the frame, the stream's close) come one after
+        // another for the same stream: the last index found saves nghttp2's map lookup for them.
+        if streamID == lastStreamID, streams.index(lastStreamIndex, holds: streamID) { return lastStreamIndex }
+        guard let session,
+              let index = streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
+        else { return nil }
+        lastStreamID = streamID
+        lastStreamIndex = index
+        return index
     }
 
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,

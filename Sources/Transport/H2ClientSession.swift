@@ -62,6 +62,9 @@ public final class H2ClientSession {
     var streams = H2StreamTable<Stream>()
     var events: [H2ClientEvent] = []
     private let headerBlock = H2HeaderBlock()
+    /// The stream `streamIndex` found last, and its index (checked against the table on use).
+    var lastStreamID: Int32 = 0
+    var lastStreamIndex = 0
     private var submitOrder: [(index: Int, streamID: Int32)] = []
     private var submitOrderHead = 0
     private var hasSubmitted = false

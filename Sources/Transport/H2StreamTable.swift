@@ -69,6 +69,11 @@ final class H2StreamTable<Record> {
         return index
     }
 
+    /// Whether `index` holds `streamID`'s record now (stream ids are never reused on a session).
+    func index(_ index: Int, holds streamID: Int32) -> Bool {
+        index >= 0 && index < streamIDs.count && streamID != 0 && streamIDs[index] == streamID
+    }
+
     @discardableResult
     func remove(at index: Int) -> Record? {
         guard index >= 0, index < slots, records[index] != nil else { return nil }
