@@ -44,41 +44,74 @@ struct JSONLineBuffer {
         byte(UInt8(ascii: "\""))
     }
 
+    /// `value` in decimal, as `String(value)` writes it. Digits go two at a time from a table,
+    /// right to left into their final place, once their number is known.
     mutating func integer(_ value: Int64) {
         precondition(count + Self.integerBytes <= capacity, "JSONLineBuffer: more than reserved")
-        if value < 0 { byte(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits = 1
-        var scale: UInt64 = 1
-        while magnitude / scale >= 10 {
-            scale *= 10
-            digits += 1
+        var at = count
+        if value < 0 {
+            base[at] = UInt8(ascii: "-")
+            at &+= 1
         }
-        for _ in 0..<digits {
-            base[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude / scale)
-            count += 1
-            magnitude %= scale
-            scale /= 10
+        var magnitude = value.magnitude
+        // At most 19 digits (Int64.min's magnitude is below 10^19), so `power` cannot overflow.
+        var digits = 1
+        var power: UInt64 = 10
+        while magnitude >= power {
+            digits &+= 1
+            power &*= 10
+        }
+        at &+= digits
+        count = at
+        let pairs = Self.digitPairs.utf8Start
+        while magnitude >= 100 {
+            let pair = Int(truncatingIfNeeded: magnitude % 100) &* 2
+            magnitude /= 100
+            at &-= 2
+            base[at] = pairs[pair]
+            base[at &+ 1] = pairs[pair &+ 1]
+        }
+        if magnitude >= 10 {
+            let pair = Int(truncatingIfNeeded: magnitude) &* 2
+            base[at &- 2] = pairs[pair]
+            base[at &- 1] = pairs[pair &+ 1]
+        } else {
+            base[at &- 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude)
         }
     }
+
+    private static let digitPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 
     /// A duration in ms rounded to microseconds, trailing zeros dropped, at least one decimal:
     /// `3.1`, `0.25`, `5.0`; `null` when not finite.
     mutating func milliseconds(_ value: Double) {
         guard value.isFinite else { literal("null"); return }
+        precondition(count + Self.millisecondsBytes <= capacity, "JSONLineBuffer: more than reserved")
         let micros = Int64((value * 1000).rounded())
         if micros < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = micros.magnitude
         integer(Int64(magnitude / 1000))
-        byte(UInt8(ascii: "."))
-        var fraction = magnitude % 1000
-        var width = 3
-        while width > 1 && fraction % 10 == 0 { fraction /= 10; width -= 1 }
-        var divisor: UInt64 = width == 3 ? 100 : width == 2 ? 10 : 1
-        while divisor > 0 {
-            byte(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
+        let fraction = magnitude % 1000
+        let tenths = UInt8(truncatingIfNeeded: fraction / 100)
+        let hundredths = UInt8(truncatingIfNeeded: fraction / 10 % 10)
+        let thousandths = UInt8(truncatingIfNeeded: fraction % 10)
+        var at = count
+        base[at] = UInt8(ascii: ".")
+        base[at &+ 1] = UInt8(ascii: "0") &+ tenths
+        at &+= 2
+        if hundredths | thousandths != 0 {
+            base[at] = UInt8(ascii: "0") &+ hundredths
+            at &+= 1
         }
+        if thousandths != 0 {
+            base[at] = UInt8(ascii: "0") &+ thousandths
+            at &+= 1
+        }
+        count = at
     }
 
     /// Text `verbatim` may take inside quotes: printable ASCII other than `"` and `\`.
