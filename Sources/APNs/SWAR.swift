@@ -30,4 +30,17 @@ public enum SWAR {
     public static func bytesBelow(_ word: UInt64, _ limit: UInt8) -> UInt64 {
         ~(((word | 0x8080_8080_8080_8080) &- 0x0101_0101_0101_0101 &* UInt64(limit)) | word) & 0x8080_8080_8080_8080
     }
+
+    /// The bytes of `word` that are not hex digits (0-9, a-f, A-F). Each byte is tested on its own
+    /// 7 low bits (adding at most 0x50 cannot carry out of a byte) and then refused if its top bit
+    /// is set. (Only `DeviceToken` uses it, in this module.)
+    @inline(__always)
+    static func nonHexDigits(_ word: UInt64) -> UInt64 {
+        let low = word & 0x7F7F_7F7F_7F7F_7F7F
+        let folded = low | 0x2020_2020_2020_2020
+        // Top bit of `low + (0x80 - n)` set: the byte is at least n.
+        let digit = (low &+ 0x5050_5050_5050_5050) & ~(low &+ 0x4646_4646_4646_4646)
+        let letter = (folded &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(folded &+ 0x1919_1919_1919_1919)
+        return ~((digit | letter) & ~word) & 0x8080_8080_8080_8080
+    }
 }
