@@ -1,3 +1,4 @@
+import APNs
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,8 +7,9 @@ import Glibc
 /// not counted — without copying a field, and notices anything strict libcsv would refuse (a quote
 /// inside an unquoted field, text after a closing quote, a NUL byte, an unclosed quote, a field over
 /// `CSVParser.hardFieldLimit` bytes) without saying what: the prescan then asks libcsv itself for
-/// the exact error and line. This is the prescan's fast path: most bytes of a campaign sit in quoted
-/// payloads, which it crosses with `memchr` from quote to quote.
+/// the exact error and line. This is the prescan's fast path, and it runs over every byte of a
+/// campaign: inside a field it looks at 8 bytes at a time (SWAR) and skips a word holding no byte
+/// that could end the field; the byte that could is then handled one at a time.
 struct CSVRecordCounter {
     private enum State {
         case rowNotBegun, fieldNotBegun, unquoted, quoted
@@ -24,18 +26,34 @@ struct CSVRecordCounter {
     private var fieldStart = 0
 
     mutating func scan(_ bytes: UnsafeRawBufferPointer) {
-        guard !isSuspicious, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-        if memchr(base, 0, bytes.count) != nil {
+        guard !isSuspicious, let raw = bytes.baseAddress else { return }
+        if memchr(raw, 0, bytes.count) != nil {
             isSuspicious = true
             return
         }
+        let base = raw.assumingMemoryBound(to: UInt8.self)
         let count = bytes.count
         var index = 0
         while index < count {
-            let byte = base[index]
             switch state {
+            case .quoted:
+                index = Self.skipQuoted(raw, from: index, count: count)
+                if index < count, base[index] == 0x22 { state = .quoteInQuoted(spaces: false) }
+            case .unquoted:
+                index = Self.skipUnquoted(raw, from: index, count: count)
+                guard index < count else { break }
+                switch base[index] {
+                case 0x22:
+                    isSuspicious = true
+                    return
+                case 0x2C: state = .fieldNotBegun
+                case 0x0D, 0x0A:
+                    records += 1
+                    state = .rowNotBegun
+                default: break
+                }
             case .rowNotBegun, .fieldNotBegun:
-                switch byte {
+                switch base[index] {
                 case 0x20, 0x09: break
                 case 0x0D, 0x0A:
                     if case .fieldNotBegun = state { records += 1 }
@@ -48,27 +66,8 @@ struct CSVRecordCounter {
                     state = .unquoted
                     fieldStart = offset + index
                 }
-            case .unquoted:
-                switch byte {
-                case 0x22:
-                    isSuspicious = true
-                    return
-                case 0x2C: state = .fieldNotBegun
-                case 0x0D, 0x0A:
-                    records += 1
-                    state = .rowNotBegun
-                default: break
-                }
-            case .quoted:
-                // Jump to the next quote: nothing else matters inside a quoted field.
-                guard let hit = memchr(base + index, 0x22, count - index) else {
-                    index = count
-                    continue
-                }
-                index = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
-                state = .quoteInQuoted(spaces: false)
             case .quoteInQuoted(let spaces):
-                switch byte {
+                switch base[index] {
                 case 0x2C: state = .fieldNotBegun
                 case 0x0D, 0x0A:
                     records += 1
@@ -89,6 +88,39 @@ struct CSVRecordCounter {
         case .rowNotBegun, .fieldNotBegun:
             break
         }
+    }
+
+    /// In a quoted field, the offset of the first quote that may end it (one of a `""` within a
+    /// word does not), or of the first of the last 7 bytes, or `count`. Only a quote matters there.
+    @inline(__always)
+    private static func skipQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+        var index = start
+        while count &- index >= 8 {
+            var quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
+            while quotes != 0 {
+                let at = quotes.trailingZeroBitCount &>> 3
+                // Not followed by a quote in this word: the field's end, or a `""` across two words.
+                guard at < 7, quotes & (0x80 &<< (at &* 8 &+ 8)) != 0 else { return index &+ at }
+                quotes &= quotes &- 1
+                quotes &= quotes &- 1
+            }
+            index &+= 8
+        }
+        return index
+    }
+
+    /// In an unquoted field, the offset of the first byte below `-` (a comma, CR, LF or quote among
+    /// them), or of the first of the last 7 bytes, or `count`. A word of hex digits, letters or
+    /// digits has none.
+    @inline(__always)
+    private static func skipUnquoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+        var index = start
+        while count &- index >= 8 {
+            let below = SWAR.bytesBelow(SWAR.load(raw + index), 0x2D)
+            if below != 0 { return index &+ below.trailingZeroBitCount &>> 3 }
+            index &+= 8
+        }
+        return index
     }
 
     /// The end of the text: a last record without its newline counts; an open quote is suspicious.

@@ -23,7 +23,7 @@ sys.stdout.write(''.join(out))
 """#
 
 /// SplitMix64: a fixed seed gives the same documents on every run.
-private struct SplitMix64: RandomNumberGenerator {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15

@@ -1,0 +1,46 @@
+/// Byte tests on 8 bytes at once in a `UInt64` (SWAR), for the scans that run over every byte of a
+/// campaign. A mask has 0x80 set in each byte that passes and nothing else, exactly (no false
+/// positives from borrows), so `trailingZeroBitCount >> 3` is the offset of the first such byte and
+/// any other bit can be trusted too.
+///
+/// Public, and inlinable, only so that Pipeline's scans get these inlined: Swift 6.3 does not
+/// inline a `package` function into another module, and a call per word costs more than the test.
+public enum SWAR {
+    /// The 8 bytes at `pointer`, the first in the lowest bits whatever the machine's byte order.
+    @inlinable @inline(__always)
+    public static func load(_ pointer: UnsafeRawPointer) -> UInt64 {
+        UInt64(littleEndian: pointer.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The bytes of `word` equal to `byte`.
+    @inlinable @inline(__always)
+    public static func bytesEqual(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+        zeroBytes(word ^ (0x0101_0101_0101_0101 &* UInt64(byte)))
+    }
+
+    /// The zero bytes of `word`. Adding 0x7F to the low 7 bits of a byte cannot carry into the next.
+    @inlinable @inline(__always)
+    public static func zeroBytes(_ word: UInt64) -> UInt64 {
+        ~(((word & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7F7F_7F7F_7F7F_7F7F) | word | 0x7F7F_7F7F_7F7F_7F7F)
+    }
+
+    /// The bytes of `word` below `limit` (at most 0x80). A byte with 0x80 set minus at most 0x80
+    /// cannot borrow from the next.
+    @inlinable @inline(__always)
+    public static func bytesBelow(_ word: UInt64, _ limit: UInt8) -> UInt64 {
+        ~(((word | 0x8080_8080_8080_8080) &- 0x0101_0101_0101_0101 &* UInt64(limit)) | word) & 0x8080_8080_8080_8080
+    }
+
+    /// The bytes of `word` that are not hex digits (0-9, a-f, A-F). Each byte is tested on its own
+    /// 7 low bits (adding at most 0x50 cannot carry out of a byte) and then refused if its top bit
+    /// is set. (Only `DeviceToken` uses it, in this module.)
+    @inline(__always)
+    static func nonHexDigits(_ word: UInt64) -> UInt64 {
+        let low = word & 0x7F7F_7F7F_7F7F_7F7F
+        let folded = low | 0x2020_2020_2020_2020
+        // Top bit of `low + (0x80 - n)` set: the byte is at least n.
+        let digit = (low &+ 0x5050_5050_5050_5050) & ~(low &+ 0x4646_4646_4646_4646)
+        let letter = (folded &+ 0x1F1F_1F1F_1F1F_1F1F) & ~(folded &+ 0x1919_1919_1919_1919)
+        return ~((digit | letter) & ~word) & 0x8080_8080_8080_8080
+    }
+}
