@@ -52,56 +52,86 @@ struct RowResult: Sendable {
     /// Hand-written: no Foundation, no allocation beyond `line`'s growth. The usual line (a hex
     /// token, a reason name, an endpoint, APNs' apns-id) is composed in one buffer and copied once;
     /// text that needs escaping takes the general path.
-    func appendJSONLine(to line: inout [UInt8]) {
-        var reason = self.reason ?? ""
-        var endpoint = self.endpoint ?? ""
-        let done = reason.withUTF8 { reasonBytes in
-            endpoint.withUTF8 { endpointBytes in
-                deviceToken.withUnsafeBufferPointer { token in
-                    appendPlainJSONLine(to: &line, token: token, reason: reasonBytes, endpoint: endpointBytes)
-                }
-            }
-        }
-        if !done { appendEscapedJSONLine(to: &line) }
+    borrowing func appendJSONLine(to line: inout [UInt8]) {
+        if !appendPlainJSONLine(to: &line) { appendEscapedJSONLine(to: &line) }
     }
 
     /// The one-copy path; false (nothing written) when some text needs escaping.
-    func appendPlainJSONLine(to line: inout [UInt8], token: UnsafeBufferPointer<UInt8>,
-                                     reason reasonBytes: UnsafeBufferPointer<UInt8>,
-                                     endpoint endpointBytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let apnsIDIsPlain = apnsID?.withUnsafeBytes { JSONLineBuffer.isPlain($0.assumingMemoryBound(to: UInt8.self)) } ?? true
-        guard apnsIDIsPlain, JSONLineBuffer.isPlain(token), JSONLineBuffer.isPlain(reasonBytes),
-              JSONLineBuffer.isPlain(endpointBytes) else { return false }
-        let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + (apnsID?.count ?? 0)
-        JSONLineBuffer.append(to: &line, capacity: capacity) { out in
-            out.literal(#"{"row":"#)
-            out.integer(Int64(row))
-            out.literal(#","device_token":""#)
-            out.verbatim(token)
-            out.literal(#"","outcome":""#)
-            out.literal(Self.literal(outcome))
-            out.literal(#"","status":"#)
-            out.integer(Int64(status))
-            out.literal(#","reason":"#)
-            out.quotedOrNull(reason == nil ? nil : reasonBytes)
-            out.literal(#","apns_id":"#)
-            if let apnsID {
-                apnsID.withUnsafeBytes { out.quotedOrNull($0.assumingMemoryBound(to: UInt8.self)) }
-            } else {
-                out.literal("null")
+    borrowing func appendPlainJSONLine(to line: inout [UInt8]) -> Bool {
+        // The closures below see only these locals and pointers: one that read `self` would
+        // capture, and so copy, the whole record (its four references) for every line.
+        var reason = self.reason ?? ""
+        var endpoint = self.endpoint ?? ""
+        let token = deviceToken
+        let apnsID = self.apnsID
+        let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
+                              unregisteredAt: unregisteredAt, latencyMs: latencyMs,
+                              retriedAfterConnectionLoss: retriedAfterConnectionLoss,
+                              hasReason: self.reason != nil, hasEndpoint: self.endpoint != nil)
+        return reason.withUTF8 { reasonBytes in
+            endpoint.withUTF8 { endpointBytes in
+                token.withUnsafeBufferPointer { token in
+                    Self.withBytes(of: apnsID) { apnsIDBytes in
+                        scalars.appendPlainJSONLine(to: &line, token: token, reason: reasonBytes,
+                                                    endpoint: endpointBytes, apnsID: apnsIDBytes)
+                    }
+                }
             }
-            out.literal(#","attempts":"#)
-            out.integer(Int64(attempts))
-            out.literal(#","unregistered_at":"#)
-            if let unregisteredAt { out.integer(unregisteredAt) } else { out.literal("null") }
-            out.literal(#","latency_ms":"#)
-            if let latencyMs { out.milliseconds(latencyMs) } else { out.literal("null") }
-            out.literal(#","endpoint":"#)
-            out.quotedOrNull(endpoint == nil ? nil : endpointBytes)
-            if retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
-            out.literal("}\n")
         }
-        return true
+    }
+
+    private static func withBytes<Result>(of text: InlineText?, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
+        guard let text else { return body(nil) }
+        return text.withUnsafeBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
+    }
+
+    /// What a line holds besides its text: copied into the closures that write it.
+    struct Scalars {
+        var row: Int
+        var outcome: Outcome
+        var status: Int
+        var attempts: Int
+        var unregisteredAt: Int64?
+        var latencyMs: Double?
+        var retriedAfterConnectionLoss: Bool
+        var hasReason: Bool
+        var hasEndpoint: Bool
+
+        /// The line from its text, checked plain first; false (nothing written) when it is not.
+        func appendPlainJSONLine(to line: inout [UInt8], token: UnsafeBufferPointer<UInt8>,
+                                 reason reasonBytes: UnsafeBufferPointer<UInt8>,
+                                 endpoint endpointBytes: UnsafeBufferPointer<UInt8>,
+                                 apnsID: UnsafeBufferPointer<UInt8>?) -> Bool {
+            guard apnsID.map(JSONLineBuffer.isPlain) ?? true, JSONLineBuffer.isPlain(token),
+                  JSONLineBuffer.isPlain(reasonBytes), JSONLineBuffer.isPlain(endpointBytes) else { return false }
+            let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + (apnsID?.count ?? 0)
+            let scalars = self
+            JSONLineBuffer.append(to: &line, capacity: capacity) { out in
+                out.literal(#"{"row":"#)
+                out.integer(Int64(scalars.row))
+                out.literal(#","device_token":""#)
+                out.verbatim(token)
+                out.literal(#"","outcome":""#)
+                out.literal(RowResult.literal(scalars.outcome))
+                out.literal(#"","status":"#)
+                out.integer(Int64(scalars.status))
+                out.literal(#","reason":"#)
+                out.quotedOrNull(scalars.hasReason ? reasonBytes : nil)
+                out.literal(#","apns_id":"#)
+                out.quotedOrNull(apnsID)
+                out.literal(#","attempts":"#)
+                out.integer(Int64(scalars.attempts))
+                out.literal(#","unregistered_at":"#)
+                if let unregisteredAt = scalars.unregisteredAt { out.integer(unregisteredAt) } else { out.literal("null") }
+                out.literal(#","latency_ms":"#)
+                if let latencyMs = scalars.latencyMs { out.milliseconds(latencyMs) } else { out.literal("null") }
+                out.literal(#","endpoint":"#)
+                out.quotedOrNull(scalars.hasEndpoint ? endpointBytes : nil)
+                if scalars.retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
+                out.literal("}\n")
+            }
+            return true
+        }
     }
 
     /// The general path: every string escaped as JSON needs.
@@ -144,7 +174,7 @@ struct RowResult: Sendable {
     }
 
     /// `Outcome.rawValue`, as text the compiler keeps.
-    private static func literal(_ outcome: Outcome) -> StaticString {
+    fileprivate static func literal(_ outcome: Outcome) -> StaticString {
         switch outcome {
         case .delivered: "delivered"
         case .unregistered: "unregistered"

@@ -50,12 +50,7 @@ import Transport
                 endpoint: endpoints[Int(random.next() % UInt64(endpoints.count))],
                 retriedAfterConnectionLoss: random.next() % 2 == 0)
             var fast: [UInt8] = [], general: [UInt8] = []
-            let tookFastPath = token.withUnsafeBufferPointer { token in
-                var reason = result.reason ?? "", endpoint = result.endpoint ?? ""
-                return reason.withUTF8 { reason in endpoint.withUTF8 { endpoint in
-                    result.appendPlainJSONLine(to: &fast, token: token, reason: reason, endpoint: endpoint)
-                } }
-            }
+            let tookFastPath = result.appendPlainJSONLine(to: &fast)
             result.appendEscapedJSONLine(to: &general)
             #expect(tookFastPath)
             #expect(fast == general, "\(String(decoding: general, as: UTF8.self))")
