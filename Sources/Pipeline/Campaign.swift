@@ -222,6 +222,8 @@ final class Reader: Sendable {
         shared.work.close()
         drainStopped()
         writer.rowsRead.store(rows, ordering: .releasing)
+        // The writer may be waiting for a full batch of records that will never come.
+        shared.outcomes.wakeConsumer()
     }
 
     private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {

@@ -22,6 +22,13 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     private var count = 0
     private var closed = false
     private var availabilityCallbacks: [@Sendable () -> Void] = []
+    /// How many elements a consumer blocked in `waitForBatch` waits for (0: none waits). A put
+    /// wakes it only once that many are there, not for every small batch.
+    private var consumerWants = 0
+    /// Producers blocked on a full queue are woken once a quarter of it is free again, not each
+    /// time a consumer takes a few: fewer wake-ups, so fewer context switches on a busy core.
+    private var producersWaiting = 0
+    private var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
 
     public let capacity: Int
 
@@ -70,7 +77,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
                 ring[slot < capacity ? slot : slot - capacity] = element
             }
             count += total
-            pthread_cond_broadcast(notEmpty)
+            signalConsumer()
             var callbacks: [@Sendable () -> Void] = []
             swap(&callbacks, &availabilityCallbacks)
             pthread_mutex_unlock(mutex)
@@ -94,18 +101,24 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         var taken = 0
         pthread_mutex_lock(mutex)
         while taken < total {
-            while count == capacity && !closed {
-                pthread_cond_broadcast(notEmpty)
-                if !availabilityCallbacks.isEmpty {
-                    // Consumers waiting for a wake-up must get it before we wait for them.
-                    swap(&callbacks, &availabilityCallbacks)
-                    pthread_mutex_unlock(mutex)
-                    for callback in callbacks { callback() }
-                    callbacks.removeAll()
-                    pthread_mutex_lock(mutex)
-                    continue
+            if count == capacity && !closed {
+                // Full: wait until a quarter is free (or what is left to put fits).
+                let room = Swift.min(total - taken, roomToWakeProducers)
+                while capacity - count < room && !closed {
+                    pthread_cond_broadcast(notEmpty)
+                    if !availabilityCallbacks.isEmpty {
+                        // Consumers waiting for a wake-up must get it before we wait for them.
+                        swap(&callbacks, &availabilityCallbacks)
+                        pthread_mutex_unlock(mutex)
+                        for callback in callbacks { callback() }
+                        callbacks.removeAll()
+                        pthread_mutex_lock(mutex)
+                        continue
+                    }
+                    producersWaiting += 1
+                    pthread_cond_wait(notFull, mutex)
+                    producersWaiting -= 1
                 }
-                pthread_cond_wait(notFull, mutex)
             }
             if closed { break }
             let tail = head + count
@@ -113,7 +126,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             count += 1
             taken += 1
         }
-        pthread_cond_broadcast(notEmpty)
+        signalConsumer()
         if !availabilityCallbacks.isEmpty {
             swap(&callbacks, &availabilityCallbacks)
         }
@@ -132,24 +145,40 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Takes up to `max` elements, waiting at most `timeoutSeconds` for the first one. Returns false
-    /// when the queue is closed and drained: nothing more will ever come.
-    public func waitForBatch(max: Int, timeoutSeconds: Double, into batch: inout [Element]) -> Bool {
+    /// Takes up to `max` elements, waiting at most `timeoutSeconds` until there are `min` (at
+    /// least one). Returns false when the queue is closed and drained: nothing more will ever come.
+    public func waitForBatch(min: Int = 1, max: Int, timeoutSeconds: Double, into batch: inout [Element]) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        if count == 0 && !closed {
+        let wanted = Swift.min(Swift.max(1, min), capacity)
+        if count < wanted && !closed {
             var deadline = timespec()
             clock_gettime(CLOCK_MONOTONIC, &deadline)
             let nanos = Int(timeoutSeconds * 1e9) + deadline.tv_nsec
             deadline.tv_sec += nanos / 1_000_000_000
             deadline.tv_nsec = nanos % 1_000_000_000
-            while count == 0 && !closed {
+            consumerWants = wanted
+            while count < wanted && !closed {
                 if pthread_cond_timedwait(notEmpty, mutex, &deadline) == ETIMEDOUT { break }
             }
+            consumerWants = 0
         }
         let before = batch.count
         takeLocked(max: max, into: &batch)
         return !(closed && count == 0 && batch.count == before)
+    }
+
+    /// Wakes a consumer waiting in `waitForBatch` now, however few elements there are (say, when
+    /// it is told no more will come).
+    public func wakeConsumer() {
+        pthread_mutex_lock(mutex)
+        pthread_cond_broadcast(notEmpty)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Called with the mutex held after elements were added.
+    private func signalConsumer() {
+        if consumerWants > 0 && count >= consumerWants { pthread_cond_broadcast(notEmpty) }
     }
 
     /// Runs `callback` (on the producer's thread) after the next `put`, or now if elements wait.
@@ -199,6 +228,8 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             if head == capacity { head = 0 }
         }
         count -= taken
-        pthread_cond_broadcast(notFull)
+        if producersWaiting > 0 && capacity - count >= Swift.min(capacity, roomToWakeProducers) {
+            pthread_cond_broadcast(notFull)
+        }
     }
 }

@@ -99,4 +99,45 @@ import Testing
         queue.takeBatch(max: 10, into: &batch)
         #expect(batch == [0, 1, 2])
     }
+
+    /// The writer waits for a worthwhile batch: small puts do not hand it a few records at a time.
+    @Test func aConsumerWaitingForAMinimumGetsAtLeastThatMany() {
+        let queue = HandOffQueue<Int>(capacity: 1000)
+        let producer = Thread {
+            for value in 0..<300 {
+                queue.put(value)
+                if value % 10 == 0 { Thread.sleep(forTimeInterval: 0.001) }
+            }
+        }
+        producer.start()
+        var batch: [Int] = []
+        #expect(queue.waitForBatch(min: 100, max: 1000, timeoutSeconds: 10, into: &batch))
+        #expect(batch.count >= 100)
+        #expect(batch == Array(0..<batch.count))
+    }
+
+    @Test func aConsumerWaitingForAMinimumTakesWhatThereIsAtItsTimeout() {
+        let queue = HandOffQueue<Int>(capacity: 100)
+        queue.put([1, 2])
+        var batch: [Int] = []
+        let started = ContinuousClock.now
+        #expect(queue.waitForBatch(min: 50, max: 100, timeoutSeconds: 0.05, into: &batch))
+        #expect(batch == [1, 2])
+        #expect(ContinuousClock.now - started >= .milliseconds(40))
+    }
+
+    /// A producer blocked on a full queue resumes once a quarter of it is free, and everything
+    /// still arrives in order.
+    @Test func aBlockedProducerResumesWhenAQuarterIsFree() {
+        let queue = HandOffQueue<Int>(capacity: 8)
+        let producer = Thread {
+            var values = Array(0..<40)
+            queue.put(moving: &values)
+            queue.close()
+        }
+        producer.start()
+        var all: [Int] = []
+        while queue.waitForBatch(max: 1, timeoutSeconds: 1, into: &all) {}
+        #expect(all == Array(0..<40))
+    }
 }
