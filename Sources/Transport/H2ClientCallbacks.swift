@@ -22,7 +22,8 @@ enum H2ClientCallbacks {
 
         var session: OpaquePointer? = nil
         let userData = Unmanaged.passUnretained(owner).toOpaque()
-        try H2Wire.check(nghttp2_session_client_new2(&session, callbacks, userData, option))
+        var memory = owner.memory.nghttp2Memory
+        try H2Wire.check(nghttp2_session_client_new3(&session, callbacks, userData, option, &memory))
         guard let session else { throw H2Error(nghttp2Code: Int(NGHTTP2_ERR_NOMEM.rawValue)) }
         return session
     }

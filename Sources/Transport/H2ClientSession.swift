@@ -68,6 +68,8 @@ public final class H2ClientSession {
     private var submitOrder: [(index: Int, streamID: Int32)] = []
     private var submitOrderHead = 0
     private var hasSubmitted = false
+    /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
+    let memory = H2SessionMemory()
     /// `:authority`, in storage nghttp2 may read uncopied: freed after the nghttp2 session.
     private let authorityStorage: UnsafeMutableBufferPointer<UInt8>
     private var shutdownRequested = false
