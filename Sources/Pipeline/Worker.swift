@@ -282,7 +282,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
         let headers = job.headers
-        let now = Reactor.monotonicNanoseconds()
+        // The turn's clock, not a read per row: latencies are measured turn to turn.
+        let now = reactor.turnStartedAt
         let tag = inFlight.insert(job)
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
@@ -303,7 +304,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let slot = slot(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
-        let latency = Double(Reactor.monotonicNanoseconds() &- response.submittedAt) / 1e6
+        let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         shared.control.recordAnswer(delivered: answer.status == 200,
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })

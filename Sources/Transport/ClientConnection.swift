@@ -21,7 +21,7 @@
 /// Health, on one timer per connection: after `pingInterval` with nothing received a PING goes out,
 /// and no acknowledgement within `pingTimeout` fails the connection; the oldest request in flight
 /// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`
-/// (`submittedAt` must therefore be `Reactor.monotonicNanoseconds()`, see `submit`).
+/// (`submittedAt` must therefore be on `Reactor.monotonicNanoseconds()`'s clock, see `submit`).
 public final class ClientConnection {
     public struct Configuration: Sendable {
         /// Host (SNI, certificate check, `:authority`) and port.
@@ -150,8 +150,9 @@ public final class ClientConnection {
 
     /// Submits one request; false if it cannot be taken now (no free slot, draining, closed): the
     /// caller keeps the job. Calls no delegate method. `submittedAt` must be
-    /// `Reactor.monotonicNanoseconds()` at submission: the response timeout is measured from it, and
-    /// it comes back in the `H2Response` (for latency).
+    /// `Reactor.monotonicNanoseconds()` at submission, or the reactor's `turnStartedAt` during the
+    /// turn that submits: the response timeout is measured from it, and it comes back in the
+    /// `H2Response` (for latency).
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64, submittedAt: UInt64) -> Bool {
         submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
             try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
