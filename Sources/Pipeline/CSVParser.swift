@@ -176,14 +176,16 @@ final class CSVParser {
     }
 }
 
+// libcsv calls back only from inside `csv_parse`/`csv_fini`, which the parser itself calls: it is
+// alive throughout, so the callbacks use it without a retain and release each (three per row).
 private let onField: @convention(c) (UnsafeMutableRawPointer?, Int, UnsafeMutableRawPointer?) -> Void = { bytes, count, context in
     guard let context else { return }
-    Unmanaged<CSVParser>.fromOpaque(context).takeUnretainedValue().field(bytes.map { UnsafeRawPointer($0) }, count)
+    Unmanaged<CSVParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.field(bytes.map { UnsafeRawPointer($0) }, count) }
 }
 
 private let onRow: @convention(c) (Int32, UnsafeMutableRawPointer?) -> Void = { terminator, context in
     guard let context else { return }
-    Unmanaged<CSVParser>.fromOpaque(context).takeUnretainedValue().rowEnded(terminator)
+    Unmanaged<CSVParser>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.rowEnded(terminator) }
 }
 
 extension String {

@@ -28,46 +28,51 @@ enum H2ClientCallbacks {
         return session
     }
 
+    /// Runs `body` with the session behind `user_data`, without retaining it: nghttp2 calls back only
+    /// from inside the session's own calls, while the session is alive. (A retain and release per
+    /// callback, six callbacks per request, were 12 atomic operations per row.)
     @inline(__always)
-    static func owner(_ userData: UnsafeMutableRawPointer?) -> H2ClientSession {
-        Unmanaged<H2ClientSession>.fromOpaque(userData!).takeUnretainedValue()
+    static func withOwner<Result>(_ userData: UnsafeMutableRawPointer?, _ body: (H2ClientSession) -> Result) -> Result {
+        Unmanaged<H2ClientSession>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
     }
 
     static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
         guard let frame, let name, let value, frame.pointee.hd.type == H2Wire.frameHeaders else { return 0 }
-        owner(userData).header(streamID: frame.pointee.hd.stream_id, name: name, nameLength: nameLength,
-                               value: value, valueLength: valueLength)
+        withOwner(userData) {
+            $0.header(streamID: frame.pointee.hd.stream_id, name: name, nameLength: nameLength,
+                      value: value, valueLength: valueLength)
+        }
         return 0
     }
 
     static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
         guard let data else { return 0 }
-        owner(userData).dataChunk(streamID: streamID, data: data, length: length)
+        withOwner(userData) { $0.dataChunk(streamID: streamID, data: data, length: length) }
         return 0
     }
 
     static let onFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
         guard let frame else { return 0 }
-        owner(userData).frameReceived(frame)
+        withOwner(userData) { $0.frameReceived(frame) }
         return 0
     }
 
     static let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData in
         guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
-        owner(userData).requestHeadersSent(streamID: frame.pointee.hd.stream_id)
+        withOwner(userData) { $0.requestHeadersSent(streamID: frame.pointee.hd.stream_id) }
         return 0
     }
 
     static let onFrameNotSend: nghttp2_on_frame_not_send_callback = { _, frame, _, userData in
         guard let frame, frame.pointee.hd.type == H2Wire.frameHeaders,
               frame.pointee.headers.cat == NGHTTP2_HCAT_REQUEST else { return 0 }
-        owner(userData).requestNotSent(streamID: frame.pointee.hd.stream_id)
+        withOwner(userData) { $0.requestNotSent(streamID: frame.pointee.hd.stream_id) }
         return 0
     }
 
     static let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
-        owner(userData).streamClosed(streamID: streamID, errorCode: errorCode)
+        withOwner(userData) { $0.streamClosed(streamID: streamID, errorCode: errorCode) }
         return 0
     }
 
@@ -77,7 +82,9 @@ enum H2ClientCallbacks {
               let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        return owner(userData).readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+        return withOwner(userData) {
+            $0.readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
+        }
     }
 }
 
