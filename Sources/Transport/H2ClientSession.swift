@@ -98,6 +98,7 @@ public final class H2ClientSession {
         try H2Wire.submitSettings(session, [
             H2Setting(id: NGHTTP2_SETTINGS_ENABLE_PUSH, value: 0),
             H2Setting(id: NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, value: H2ClientSession.windowSize),
+            H2Setting(id: NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, value: 1),
         ])
         try H2Wire.check(nghttp2_session_set_local_window_size(
             session, H2Wire.flagNone, 0, Int32(H2ClientSession.windowSize)))
