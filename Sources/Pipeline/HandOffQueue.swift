@@ -145,6 +145,19 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// `takeBatch` into optionals, for a consumer that moves elements out again with `take()`.
+    public func takeBatch(max: Int, into batch: inout [Element?]) {
+        pthread_mutex_lock(mutex)
+        let taken = Swift.min(max, count)
+        for _ in 0..<taken {
+            batch.append(ring[head].take())
+            head += 1
+            if head == capacity { head = 0 }
+        }
+        tookLocked(taken)
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Takes up to `max` elements, waiting at most `timeoutSeconds` until there are `min` (at
     /// least one). Returns false when the queue is closed and drained: nothing more will ever come.
     public func waitForBatch(min: Int = 1, max: Int, timeoutSeconds: Double, into batch: inout [Element]) -> Bool {
@@ -227,6 +240,11 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             head += 1
             if head == capacity { head = 0 }
         }
+        tookLocked(taken)
+    }
+
+    /// Called with the mutex held after `taken` elements left the ring.
+    private func tookLocked(_ taken: Int) {
         count -= taken
         if producersWaiting > 0 && capacity - count >= Swift.min(capacity, roomToWakeProducers) {
             pthread_cond_broadcast(notFull)

@@ -230,10 +230,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     private func refill() {
-        var batch: [Job] = []
-        shared.work.takeBatch(max: 256, into: &batch)
-        for job in batch { ready.pushBack(job) }
-        if batch.isEmpty && !waitingForWork && !shared.work.isClosed {
+        let taken = ready.takeBatch(from: shared.work, max: 256)
+        if taken == 0 && !waitingForWork && !shared.work.isClosed {
             waitingForWork = true
             let reactor = self.reactor
             shared.work.callWhenAvailable { [unowned self] in
