@@ -31,6 +31,9 @@ static inline int apnsbulk_SSL_set_tlsext_host_name(SSL *ssl, const char *name) 
 static inline long apnsbulk_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }
+static inline void apnsbulk_SSL_CTX_set_read_ahead(SSL_CTX *ctx, int yes) {
+    SSL_CTX_set_read_ahead(ctx, yes);
+}
 static inline long apnsbulk_SSL_set_mode(SSL *ssl, long mode) {
     return SSL_set_mode(ssl, mode);
 }

@@ -61,6 +61,10 @@ public final class TLSContext: @unchecked Sendable {
         guard apnsbulk_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw OpenSSLErrors.failure("SSL_CTX_set_min_proto_version")
         }
+        // Read-ahead: one read() takes every record the socket holds (up to the read buffer)
+        // instead of two per record (header, then body). SSL_has_pending sees what it keeps.
+        apnsbulk_SSL_CTX_set_read_ahead(context, 1)
+        SSL_CTX_set_default_read_buffer_len(context, 64 * 1024)
         // Verification is always on: extra trust adds CAs, nothing removes the check.
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         tls.systemTrust = try SystemTrust.install(in: context)
