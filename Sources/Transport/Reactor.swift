@@ -19,6 +19,9 @@ public final class Reactor: @unchecked Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     private let posted = Mutex<[@Sendable () -> Void]>([])
+    /// Work the reactor's own thread posted: run at the end of the turn, without the lock and the
+    /// eventfd round trip (a write, a wake-up and a read) that work from other threads needs.
+    private var localWork: [@Sendable () -> Void] = []
     private let wakePending = Atomic<Bool>(false)
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Atomic<Bool>(false)
@@ -90,9 +93,14 @@ public final class Reactor: @unchecked Sendable {
     }
 
     /// Any thread: runs `work` on the reactor thread, in posting order, waking the loop if it sleeps.
-    /// Work posted after the reactor stopped is discarded.
+    /// Work the reactor thread posts itself runs at the end of the current turn, never inside the
+    /// call. Work posted after the reactor stopped is discarded.
     public func execute(_ work: @escaping @Sendable () -> Void) {
         guard !finished.load(ordering: .acquiring) else { return }
+        if isCurrent {
+            localWork.append(work)
+            return
+        }
         posted.withLock { $0.append(work) }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             wake()
@@ -212,6 +220,7 @@ public final class Reactor: @unchecked Sendable {
                 dispatch(events[index])
             }
             runDueTimers()
+            runLocalWork()
         }
         shutDown()
     }
@@ -261,6 +270,18 @@ public final class Reactor: @unchecked Sendable {
         }
     }
 
+    /// The local work posted so far; what it posts in turn runs at the end of the next turn
+    /// (which then does not wait), so work that re-posts itself cannot starve the descriptors.
+    private func runLocalWork() {
+        guard !localWork.isEmpty else { return }
+        let work = localWork
+        localWork.removeAll(keepingCapacity: true)
+        for item in work {
+            if stopRequested.load(ordering: .relaxed) { return }
+            item()
+        }
+    }
+
     private func runDueTimers() {
         guard !timers.isEmpty else { return }
         let now = Reactor.monotonicNanoseconds()
@@ -277,6 +298,7 @@ public final class Reactor: @unchecked Sendable {
     /// nanoseconds, so timers fire on time rather than up to a millisecond late (a mock answering
     /// after 50 ms must not answer after 51); kernels before 5.11 lack it, and get epoll_wait.
     private func waitForEvents() -> Int32 {
+        if !localWork.isEmpty { return epoll_wait(epollFD, events, eventCapacity, 0) }
         guard let deadline = timers.nextDeadline else {
             return epoll_wait(epollFD, events, eventCapacity, -1)
         }
@@ -303,6 +325,7 @@ public final class Reactor: @unchecked Sendable {
         timers.removeAll()
         finished.store(true, ordering: .releasing)
         posted.withLock { $0.removeAll() }
+        localWork.removeAll()
     }
 
     private func wake() {

@@ -48,6 +48,31 @@ struct ReactorTests {
         }
     }
 
+    /// Work the reactor thread posts itself runs after the posting work, in order, and work that
+    /// keeps re-posting itself does not keep a due timer from firing.
+    @Test func workPostedOnTheReactorThreadRunsLaterInOrderWithoutStarvingTimers() throws {
+        let order = Shared<[String]>([])
+        let timerFired = TransportAwaited<Int>()
+        let reposts = Shared(0)
+        try withRunningReactor { reactor in
+            reactor.execute {
+                order.withLock { $0.append("outer start") }
+                reactor.execute { order.withLock { $0.append("first") } }
+                reactor.execute { order.withLock { $0.append("second") } }
+                order.withLock { $0.append("outer end") }
+                @Sendable func repost() {
+                    reposts.withLock { $0 += 1 }
+                    reactor.execute { repost() }
+                }
+                repost()
+                reactor.schedule(after: .milliseconds(5)) { timerFired.fulfil(reposts.withLock { $0 }) }
+            }
+            let seen = timerFired.wait(seconds: 2)
+            #expect(seen != nil, "the timer never fired behind self-reposting work")
+        }
+        #expect(Array(order.withLock { $0 }.prefix(4)) == ["outer start", "outer end", "first", "second"])
+    }
+
     @Test func stopEndsRunPromptlyAndTellsEveryHandler() throws {
         let reactor = try Reactor.start(name: "stop-test")
         let registered = TransportAwaited<Void>()
