@@ -7,7 +7,6 @@ import Glibc
 /// name, physical line tracking for error messages, and row bytes collected into a batch.
 /// Owns its `csv_parser`; used by one thread.
 final class CSVParser {
-    static let boundsPerRow = 2 * CSVColumn.allCases.count
     static let maxFieldBytes = 65536
     /// A field this long is almost surely an unclosed quote swallowing the file: stop, bounded memory.
     static let hardFieldLimit = 16 * 1024 * 1024
@@ -25,14 +24,8 @@ final class CSVParser {
     /// 1-based line the parser is on (LF counted, including LFs inside quoted fields).
     private(set) var line = 1
     private var fieldIndex = 0
-    private var rowStart = 0
     private var rowProblem: CSVRowProblem?
-    private var rowBounds = [Int32](repeating: -1, count: CSVParser.boundsPerRow)
-
-    private var storage: [UInt8] = []
-    private var bounds: [Int32] = []
-    private var numbers: [Int] = []
-    private var problems: [Int: CSVRowProblem] = [:]
+    private var batch = CSVBatchBuilder()
 
     init(path: String, keepsFields: Bool) {
         self.path = path
@@ -73,23 +66,9 @@ final class CSVParser {
     }
 
     /// Hands out the rows completed so far; a row still in progress moves to the next batch.
-    func takeBatch() -> CSVBatch {
-        // The batch takes the storage itself; only the row in progress moves to a fresh buffer.
-        var next: [UInt8] = []
-        next.reserveCapacity(storage.capacity)
-        next.append(contentsOf: storage[rowStart...])
-        storage.removeSubrange(rowStart...)
-        let batch = CSVBatch(storage: storage, bounds: bounds, numbers: numbers, problems: problems)
-        storage = next
-        for index in rowBounds.indices where rowBounds[index] >= 0 { rowBounds[index] -= Int32(rowStart) }
-        rowStart = 0
-        bounds.removeAll(keepingCapacity: true)
-        numbers.removeAll(keepingCapacity: true)
-        problems.removeAll(keepingCapacity: true)
-        return batch
-    }
+    func takeBatch() -> CSVBatch { batch.takeBatch() }
 
-    var pendingRows: Int { numbers.count }
+    var pendingRows: Int { batch.rows }
 
     fileprivate func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
         if count > 0, let bytes { line += lines(in: UnsafeRawBufferPointer(start: bytes, count: count)) }
@@ -107,9 +86,7 @@ final class CSVParser {
             }
             return
         }
-        rowBounds[2 * column] = Int32(storage.count)
-        if count > 0, let bytes { storage.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: count)) }
-        rowBounds[2 * column + 1] = Int32(storage.count)
+        batch.append(bytes, count: count, column: column)
     }
 
     fileprivate func rowEnded(_ terminator: Int32) {
@@ -129,11 +106,7 @@ final class CSVParser {
         if rowProblem == nil, let header, fieldIndex != header.fieldCount {
             rowProblem = .fieldCount(found: fieldIndex, expected: header.fieldCount)
         }
-        if let rowProblem { problems[numbers.count] = rowProblem }
-        numbers.append(rowCount)
-        bounds.append(contentsOf: rowBounds)
-        for index in rowBounds.indices { rowBounds[index] = -1 }
-        rowStart = storage.count
+        batch.endRow(number: rowCount, problem: rowProblem)
     }
 
     private func acceptHeader() {
