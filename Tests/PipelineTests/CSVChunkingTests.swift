@@ -151,6 +151,7 @@ import Testing
         (lead + "t4,\"\"\"never closed", "\"\"\"never", .unclosedQuote),
         (lead + "t4,{}\n\u{0}t5\n", "\u{0}", .binary),
         (lead + "t4,\"{}\",zz\u{0}\n", "\u{0}", .binary),
+        (lead + "t4,\"line\nbreak\u{0}\"\n", "\u{0}", .binary),
     ]
 
     @Test(arguments: 0..<inputErrors.count)
@@ -182,6 +183,24 @@ import Testing
         let expected = InputFileError.fieldTooLong(path: path, line: line(of: start, in: text), limit: CSVParser.hardFieldLimit)
         for chunkSize in [4096, 256 * 1024, 1024 * 1024] {
             #expect(readError(path, chunkSize: chunkSize) == expected, "chunk size \(chunkSize)")
+        }
+    }
+}
+
+@Suite struct CSVLineCountTests {
+    @Test func countsEveryLineFeedWhateverTheLengthAndAlignment() {
+        var random = SplitMix(seed: 42)
+        for length in [0, 1, 15, 16, 63, 64, 65, 127, 128, 1000, 64 * 63, 64 * 63 + 1, 64 * 64 + 17, 100_000] {
+            for density in [0, 1, 3, 64] {
+                let bytes = (0..<length + 3).map { _ -> UInt8 in
+                    density > 0 && random.next() % 64 < UInt64(density) ? 10 : UInt8(truncatingIfNeeded: random.next() | 1)
+                }
+                for start in 0..<3 {
+                    let slice = bytes[start..<(start + length)]
+                    let counted = slice.withUnsafeBytes { CSVParser.lines(in: $0) }
+                    #expect(counted == slice.count { $0 == 10 }, "length \(length), density \(density), start \(start)")
+                }
+            }
         }
     }
 }
