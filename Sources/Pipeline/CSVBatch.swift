@@ -23,6 +23,9 @@ public struct CSVRow: Sendable {
 
 /// The rows parsed from one read chunk, in one allocation: hand it to another thread as a whole.
 public struct CSVBatch: Sendable, RandomAccessCollection {
+    /// A start and an end offset in `storage` per known column (-1 when the row has no such field).
+    static let boundsPerRow = 16
+
     let storage: [UInt8]
     let bounds: [Int32]
     let numbers: [Int]
@@ -32,6 +35,6 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
     public var endIndex: Int { numbers.count }
     public subscript(index: Int) -> CSVRow {
         CSVRow(number: numbers[index], problem: problems[index], storage: storage, bounds: bounds,
-               boundsBase: index * CSVParser.boundsPerRow)
+               boundsBase: index * Self.boundsPerRow)
     }
 }

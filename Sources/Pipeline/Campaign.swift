@@ -202,7 +202,9 @@ final class Reader: Sendable {
                 for row in batch {
                     rows += 1
                     switch decoder.decode(row) {
-                    case .rejected(let record): records.append(record)
+                    case .rejected(let reason):
+                        records.append(RowResult(row: row.number, deviceToken: row.field(.deviceToken) ?? [],
+                                                 outcome: .rejected, reason: reason))
                     case .send(let job):
                         if let cause = shared.control.stopCause {
                             records.append(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))

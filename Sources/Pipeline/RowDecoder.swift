@@ -1,6 +1,6 @@
 import APNs
 
-/// Turns a CSV row into a job to send, or into a `rejected` record naming what is wrong with the
+/// Turns a CSV row into a job to send, or into the reason it is `rejected`: what is wrong with the
 /// row. A bad row never stops the run.
 ///
 /// Checks run in APNs' order (device token, headers, payload), but what is the same for every row
@@ -29,20 +29,20 @@ struct RowDecoder: Sendable {
         }
     }
 
+    /// A row's verdict. A rejection carries only its reason: the caller, which has the row, builds
+    /// the record. A `RowResult` payload would make the enum many words wide, and every row,
+    /// `.send` ones included, would pay for returning and destroying it.
     enum Decoded {
         case send(Job)
-        case rejected(RowResult)
+        case rejected(reason: String)
     }
 
     private static let headerColumns: [CSVColumn] = [.topic, .pushType, .priority, .expiration, .collapseID, .apnsID]
 
     func decode(_ row: CSVRow) -> Decoded {
         let token = row.field(.deviceToken) ?? []
-        func rejected(_ reason: String) -> Decoded {
-            .rejected(RowResult(row: row.number, deviceToken: token, outcome: .rejected, reason: reason))
-        }
-        if let problem = row.problem { return rejected(problem.reason) }
-        if DeviceToken.check(hexUTF8: token) != nil { return rejected(Reason.badDeviceToken.name) }
+        if let problem = row.problem { return .rejected(reason: problem.reason) }
+        if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
         let ownHeaders = Self.headerColumns.contains { column in row.field(column).map { !$0.isEmpty } ?? false }
         let headers: RowHeaders
@@ -56,12 +56,12 @@ struct RowDecoder: Sendable {
             do {
                 headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
             } catch {
-                return rejected(error.reason.name)
+                return .rejected(reason: error.reason.name)
             }
         } else {
             switch runHeaders {
             case .success(let shared): headers = shared
-            case .failure(let rejection): return rejected(rejection.reason.name)
+            case .failure(let rejection): return .rejected(reason: rejection.reason.name)
             }
         }
 
@@ -69,13 +69,13 @@ struct RowDecoder: Sendable {
         if let field = row.field(.payload), !field.isEmpty {
             payload = field
             if let rejection = NotificationHeaders.payloadRejection(field, pushType: headers.pushType) {
-                return rejected(rejection.reason.name)
+                return .rejected(reason: rejection.reason.name)
             }
         } else {
             payload = defaultPayload
             let rejection = ownHeaders
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: headers.pushType) : defaultPayloadRejection
-            if let rejection { return rejected(rejection.reason.name) }
+            if let rejection { return .rejected(reason: rejection.reason.name) }
         }
         return .send(Job(row: row.number, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
                          headers: headers))

@@ -22,7 +22,7 @@ import Transport
     }
 
     func reason(_ decoded: RowDecoder.Decoded) -> String? {
-        if case .rejected(let result) = decoded { result.reason } else { nil }
+        if case .rejected(let reason) = decoded { reason } else { nil }
     }
 
     @Test func rowsWithoutHeaderColumnsShareTheRunHeadersAndPointIntoTheBatch() throws {
