@@ -206,7 +206,9 @@ final class Reader: Sendable {
                         records.append(RowResult(row: row.number, deviceToken: row.field(.deviceToken) ?? [],
                                                  outcome: .rejected, reason: reason))
                     case .send(let job):
-                        if let cause = shared.control.stopCause {
+                        // The flag is one atomic load; the cause behind it takes a lock, so only
+                        // a stopping run reads it (`stop` sets the cause before the flag).
+                        if shared.control.isStopping, let cause = shared.control.stopCause {
                             records.append(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))
                         } else {
                             jobs.append(job)
