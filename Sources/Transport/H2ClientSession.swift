@@ -59,7 +59,9 @@ public final class H2ClientSession {
 
     public let configuration: Configuration
     var session: OpaquePointer?
-    var streams = H2StreamTable<Stream>()
+    /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
+    /// released around each (one pair per call, several calls per request).
+    let streams = H2StreamTable<Stream>()
     var events: [H2ClientEvent] = []
     private let headerBlock = H2HeaderBlock()
     /// The stream `streamIndex` found last, and its index (checked against the table on use).
