@@ -160,12 +160,20 @@ public final class ClientConnection {
     }
 
     /// The template form of `submit` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
-    public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
-        submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
-            try h2.submit(template: template, pathSuffix: pathSuffix, headers: headers, body: body, tag: tag,
-                          submittedAt: submittedAt)
+    /// `template` and `body` move into the request's stream (see there).
+    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        // Not through `submitting`: a closure would capture `template` and `body` and pass copies on.
+        guard phase == .ready, let h2 else { return false }
+        let wasIdle = h2.inFlightCount == 0
+        do {
+            try h2.submit(template: consume template, pathSuffix: pathSuffix, headers: headers, body: consume body,
+                          tag: tag, submittedAt: submittedAt)
+        } catch {
+            return false
         }
+        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
+        return true
     }
 
     private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
