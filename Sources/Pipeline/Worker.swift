@@ -206,12 +206,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         let templates = templates(for: token)
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
-            if submit(job, on: connection, templates: templates) {
-                submitted = true
-            } else {
+            guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
                 break
             }
+            // Moved in, not copied: while its request is out the table is the job's only owner.
+            inFlight.insert(consume job)
+            submitted = true
         }
         if submitted { connection.flush() }
     }
@@ -278,15 +279,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         return made
     }
 
+    /// Sends `job`'s request, tagged for `inFlight`; the caller moves the job there when this
+    /// returns true (nothing touches `inFlight` in between: `submit` calls no delegate method).
     private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        let tag = inFlight.insert(job)
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
-                                tag: tag, submittedAt: now) else {
-            _ = inFlight.remove(tag: tag)
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
             return false
         }
         if let sent = templates.sent { job.sentToken = sent }
