@@ -145,9 +145,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     /// The slot whose current connection this is; nil for a connection already closed and replaced.
     private func slot(for connection: ClientConnection) -> ConnectionSlot? {
+        slotIndex(for: connection).map { slots[$0] }
+    }
+
+    /// The index in `slots` of `slot(for: connection)`: for a caller that reads a field or two,
+    /// without the retain and release of a slot handed back.
+    private func slotIndex(for connection: ClientConnection) -> Int? {
         let tag = connection.ownerTag
         guard tag >= 0, tag < slots.count, slots[tag].connection === connection else { return nil }
-        return slots[tag]
+        return tag
     }
 
     func connectionDidBecomeReady(_ connection: ClientConnection) {
@@ -300,7 +306,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
-        let slot = slot(for: connection)
+        let slotIndex = slotIndex(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
@@ -315,10 +321,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                             latencyMs: latency, endpoint: slot?.endpointLabel,
+                             latencyMs: latency, endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         case .retry(let delay, let elsewhere):
-            if elsewhere, let slot { job.avoidConnection = slot.id }
+            if elsewhere, let slotIndex { job.avoidConnection = slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
         case .refreshTokenAndRetry:
             if case .token(let source) = shared.configuration.authentication, let sent = job.sentToken {
@@ -330,7 +336,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             shared.control.stop(.credentialsRefused(reason: reason))
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                              reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
-                             endpoint: slot?.endpointLabel,
+                             endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
         if shared.control.isStopping && !stopping { beginStopping() }
