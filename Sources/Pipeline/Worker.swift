@@ -16,6 +16,9 @@ import Glibc
 final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let reactor: Reactor
     private let shared: CampaignShared
+    /// `shared.control`, read for every answer: reached through `shared` it was retained and
+    /// released around each call.
+    private let control: RunControl
     private var slots: [ConnectionSlot] = []
     private var ready = JobQueue()
     private var inFlight = InFlightJobs()
@@ -31,6 +34,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
         self.shared = shared
+        control = shared.control
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
@@ -57,7 +61,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func beginStopping() {
         guard !stopping else { return }
         stopping = true
-        let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
+        let cause = control.stopCause ?? .fatal(detail: "stopped")
         while let job = ready.popFirst() { finish(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)) }
         for (_, entry) in retryTimers {
             reactor.cancel(entry.0)
@@ -172,7 +176,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // APNs' GOAWAY debug data is {"reason": "..."}; a credentials reason ends the run.
         let response = Response(status: 0, apnsID: nil, body: Array(goaway.debugData.utf8))
         if let reason = response.reason, reason.disposition == .credentialsRefused {
-            shared.control.stop(.credentialsRefused(reason: reason.name))
+            control.stop(.credentialsRefused(reason: reason.name))
             beginStopping()
         }
         // Requests above last-stream-id come back through didNotProcess; refill on other connections.
@@ -310,7 +314,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
-        shared.control.recordAnswer(delivered: answer.status == 200,
+        control.recordAnswer(delivered: answer.status == 200,
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
@@ -333,13 +337,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             retry(job, afterMilliseconds: 0, lastAnswer: answer)
         case .stopRun:
             let reason = answer.reasonText ?? "status \(answer.status)"
-            shared.control.stop(.credentialsRefused(reason: reason))
+            control.stop(.credentialsRefused(reason: reason))
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                              reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
                              endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
-        if shared.control.isStopping && !stopping { beginStopping() }
+        if control.isStopping && !stopping { beginStopping() }
         schedulePublish()
     }
 
@@ -348,7 +352,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // Certainly not processed: send again without counting an attempt.
         job.attempts -= 1
         if stopping {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
         } else {
             ready.pushFront(job)
@@ -361,7 +365,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard let job = inFlight.remove(tag: tag) else { return }
         job.retriedAfterConnectionLoss = true
         if stopping {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
             schedulePublish()
             return
@@ -380,7 +384,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
         guard !stopping else {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
             return
         }
