@@ -123,8 +123,15 @@ public final class ClientConnection {
 
     /// How many requests `submit` takes now: 0 unless `.ready`.
     public var freeStreamSlots: Int {
-        guard phase == .ready, let h2 else { return 0 }
-        return h2.freeStreamSlots
+        guard phase == .ready, let session = unretainedSession else { return 0 }
+        return session._withUnsafeGuaranteedRef { $0.freeStreamSlots }
+    }
+
+    /// `h2` without a retain, for a call a sender makes before every request. Safe while `h2`
+    /// holds the session: only `notifyClosed` lets it go, at the end of `settle`, and no call made
+    /// on the session reaches `settle` (the session knows nothing of its connection).
+    private var unretainedSession: Unmanaged<H2ClientSession>? {
+        h2.map { Unmanaged.passUnretained($0) }
     }
 
     /// Requests submitted and not yet handed back.
