@@ -394,7 +394,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             return
         }
         // A backoff may be long: let the CSV batch this row came from go meanwhile.
-        job.detach()
+        let job = job.detached()
         let tag = UInt64(job.row)
         let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
             guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }
