@@ -148,19 +148,25 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     /// `takeBatch` into optionals, for a consumer that moves elements out again with `take()`.
     public func takeBatch(max: Int, into batch: inout [Element?]) {
         pthread_mutex_lock(mutex)
-        let taken = Swift.min(max, count)
-        for _ in 0..<taken {
-            batch.append(ring[head].take())
-            head += 1
-            if head == capacity { head = 0 }
-        }
-        tookLocked(taken)
+        takeLocked(max: max, into: &batch)
         pthread_mutex_unlock(mutex)
     }
 
     /// Takes up to `max` elements, waiting at most `timeoutSeconds` until there are `min` (at
     /// least one). Returns false when the queue is closed and drained: nothing more will ever come.
     public func waitForBatch(min: Int = 1, max: Int, timeoutSeconds: Double, into batch: inout [Element]) -> Bool {
+        waitForBatch(min: min, timeoutSeconds: timeoutSeconds) { takeLocked(max: max, into: &batch) }
+    }
+
+    /// `waitForBatch` into optionals, for a consumer that moves elements out again with `take()`:
+    /// an element moved into a local is one the consumer owns, which it can lend to calls without
+    /// copying (one borrowed in place from an array is copied around any call that might write memory).
+    public func waitForBatch(min: Int = 1, max: Int, timeoutSeconds: Double, into batch: inout [Element?]) -> Bool {
+        waitForBatch(min: min, timeoutSeconds: timeoutSeconds) { takeLocked(max: max, into: &batch) }
+    }
+
+    /// Waits as `waitForBatch` says, then runs `take` (which returns how many it took) under the mutex.
+    private func waitForBatch(min: Int, timeoutSeconds: Double, take: () -> Int) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         let wanted = Swift.min(Swift.max(1, min), capacity)
@@ -176,9 +182,8 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             }
             consumerWants = 0
         }
-        let before = batch.count
-        takeLocked(max: max, into: &batch)
-        return !(closed && count == 0 && batch.count == before)
+        let taken = take()
+        return !(closed && count == 0 && taken == 0)
     }
 
     /// Wakes a consumer waiting in `waitForBatch` now, however few elements there are (say, when
@@ -230,9 +235,10 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         return count
     }
 
-    private func takeLocked(max: Int, into batch: inout [Element]) {
+    @discardableResult
+    private func takeLocked(max: Int, into batch: inout [Element]) -> Int {
         let taken = Swift.min(max, count)
-        guard taken > 0 else { return }
+        guard taken > 0 else { return 0 }
         batch.reserveCapacity(batch.count + taken)
         for _ in 0..<taken {
             // Moved out, not copied: no retain here and release there per element.
@@ -241,6 +247,21 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             if head == capacity { head = 0 }
         }
         tookLocked(taken)
+        return taken
+    }
+
+    @discardableResult
+    private func takeLocked(max: Int, into batch: inout [Element?]) -> Int {
+        let taken = Swift.min(max, count)
+        guard taken > 0 else { return 0 }
+        batch.reserveCapacity(batch.count + taken)
+        for _ in 0..<taken {
+            batch.append(ring[head].take())
+            head += 1
+            if head == capacity { head = 0 }
+        }
+        tookLocked(taken)
+        return taken
     }
 
     /// Called with the mutex held after `taken` elements left the ring.

@@ -13,28 +13,36 @@ struct InFlightJobs {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Stores `job`; returns the tag for its request.
-    mutating func insert(_ job: Job) -> UInt64 {
-        let slot: Int
-        if let free = freeSlots.popLast() {
-            slot = free
-            jobs[slot] = job
+    /// The tag `insert` gives a job of row `row` if it is the next call on the table: a sender tags
+    /// the request first and moves the job in only once the request was taken.
+    func nextTag(row: Int) -> UInt64 {
+        let slot = freeSlots.last ?? jobs.count
+        precondition(UInt64(slot) <= Self.slotMask, "InFlightJobs: more than 2^24 requests in flight")
+        return UInt64(row) << Self.slotBits | UInt64(slot)
+    }
+
+    /// Stores `job`; returns the tag for its request (`nextTag(row: job.row)`).
+    @discardableResult
+    mutating func insert(_ job: consuming Job) -> UInt64 {
+        let tag = nextTag(row: job.row)
+        let slot = Int(tag & Self.slotMask)
+        if slot < jobs.count {
+            freeSlots.removeLast()
+            jobs[slot] = consume job
         } else {
-            slot = jobs.count
-            precondition(UInt64(slot) <= Self.slotMask, "InFlightJobs: more than 2^24 requests in flight")
-            jobs.append(job)
+            jobs.append(consume job)
         }
         count += 1
-        return UInt64(job.row) << Self.slotBits | UInt64(slot)
+        return tag
     }
 
     /// Takes out the job `tag` names; nil when there is none (already taken).
     mutating func remove(tag: UInt64) -> Job? {
         let slot = Int(tag & Self.slotMask)
-        guard slot < jobs.count, let job = jobs[slot], UInt64(job.row) == tag >> Self.slotBits else { return nil }
-        jobs[slot] = nil
+        guard slot < jobs.count, let row = jobs[slot]?.row, UInt64(row) == tag >> Self.slotBits else { return nil }
         freeSlots.append(slot)
         count -= 1
-        return job
+        // Moved out, not copied: no retain here and no release of the slot's old reference.
+        return jobs[slot].take()
     }
 }

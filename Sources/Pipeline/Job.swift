@@ -5,18 +5,22 @@ import APNs
 ///
 /// The token and payload are slices of the CSV batch the row came from (no copy per row); the
 /// headers are the run's shared `RowHeaders` unless the row has its own. A job waiting for a retry
-/// copies its bytes out (`detach()`), so a long backoff never keeps a whole batch alive.
+/// is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps a
+/// whole batch alive.
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
 /// timer, a connection's in-flight table — and only the thread holding it touches it; it moves
 /// between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
-    /// Exactly as the input gave it, for the result log and the dead-token report.
-    private(set) var deviceToken: ArraySlice<UInt8>
-    /// The token as it goes in `:path` (lowercase hex); nil when that is `deviceToken` itself.
-    private(set) var lowercaseToken: [UInt8]?
-    private(set) var payload: ArraySlice<UInt8>
+    /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
+    ///
+    /// The bytes are constants (a retry that must let its batch go makes a `detached()` job), so
+    /// a request lends them from here: a `var` would be copied, a retain and release per request.
+    let pathToken: ArraySlice<UInt8>
+    /// The token as the input gave it, when that is not `pathToken` (uppercase hex).
+    private let inputToken: ArraySlice<UInt8>?
+    let payload: ArraySlice<UInt8>
     let headers: RowHeaders
     /// Requests sent that APNs may have processed (not counting refused or unprocessed streams).
     var attempts = 0
@@ -30,19 +34,35 @@ final class Job: @unchecked Sendable {
     init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
          headers: RowHeaders) {
         self.row = row
-        self.deviceToken = deviceToken
-        self.lowercaseToken = lowercaseToken
+        if let lowercaseToken {
+            pathToken = lowercaseToken[...]
+            inputToken = deviceToken
+        } else {
+            pathToken = deviceToken
+            inputToken = nil
+        }
         self.payload = payload
         self.headers = headers
     }
 
-    /// The `:path` after `/3/device/`.
-    var pathToken: ArraySlice<UInt8> { lowercaseToken.map { $0[...] } ?? deviceToken }
+    private init(copyingBytesOf job: Job) {
+        row = job.row
+        pathToken = Array(job.pathToken)[...]
+        inputToken = job.inputToken.map { Array($0)[...] }
+        payload = Array(job.payload)[...]
+        headers = job.headers
+        attempts = job.attempts
+        retriedAfterConnectionLoss = job.retriedAfterConnectionLoss
+        avoidConnection = job.avoidConnection
+        sentToken = job.sentToken
+    }
 
-    /// Copies the token and payload into storage of their own, letting the CSV batch go.
-    func detach() {
-        deviceToken = Array(deviceToken)[...]
-        payload = Array(payload)[...]
+    /// Exactly as the input gave it, for the result log and the dead-token report.
+    var deviceToken: ArraySlice<UInt8> { inputToken ?? pathToken }
+
+    /// This job with its token and payload in storage of their own, letting the CSV batch go.
+    func detached() -> Job {
+        Job(copyingBytesOf: self)
     }
 
     /// The record for a row that ends without (another) answer from APNs.

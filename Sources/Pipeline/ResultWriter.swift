@@ -37,7 +37,7 @@ final class ResultWriter: @unchecked Sendable {
 
     /// Runs on the writer thread until every row is recorded.
     func run() {
-        var batch: [RowResult] = []
+        var batch: [RowResult?] = []
         batch.reserveCapacity(4096)
         var count = 0
         while true {
@@ -48,9 +48,11 @@ final class ResultWriter: @unchecked Sendable {
             let total = known >= 0 ? known : expectedRows
             let wanted = total.map { Swift.max(1, Swift.min(1024, $0 - count)) } ?? 1024
             let open = queue.waitForBatch(min: wanted, max: 4096, timeoutSeconds: 0.05, into: &batch)
-            // Borrowed in place: iterating the array would copy each record (4 retains, 4 releases).
-            batch.withUnsafeBufferPointer { records in
-                for index in records.indices { write(records[index]) }
+            // Each record moves out into a local and is lent from there: iterating the array, or
+            // lending a record in place, copies it (a retain and release of each of its references).
+            for index in batch.indices {
+                guard let record = batch[index].take() else { continue }
+                write(record)
             }
             count += batch.count
             recorded.store(count, ordering: .releasing)

@@ -5,17 +5,20 @@ import Transport
 /// APNs' `apns-id` held inline, so recording a row allocates nothing. The writer turns it into one
 /// line of results.jsonl.zst (`appendJSONLine`) and, for a dead token, one line of dead-tokens.csv.
 struct RowResult: Sendable {
-    var row: Int
-    var deviceToken: ArraySlice<UInt8>
-    var outcome: Outcome
-    var status = 0
-    var reason: String?
-    var apnsID: InlineText?
-    var attempts = 0
-    var unregisteredAt: Int64?
-    var latencyMs: Double?
-    var endpoint: String?
-    var retriedAfterConnectionLoss = false
+    // Constants without default values, so the initializer initializes each field once: an
+    // optional `var` starts as nil and is then reassigned, which made every init build the
+    // record in memory and copy it out (a retain and release of each of its references).
+    let row: Int
+    let deviceToken: ArraySlice<UInt8>
+    let outcome: Outcome
+    let status: Int
+    let reason: String?
+    let apnsID: InlineText?
+    let attempts: Int
+    let unregisteredAt: Int64?
+    let latencyMs: Double?
+    let endpoint: String?
+    let retriedAfterConnectionLoss: Bool
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int = 0, reason: String? = nil,
          apnsID: InlineText? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,

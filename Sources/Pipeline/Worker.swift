@@ -16,6 +16,9 @@ import Glibc
 final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let reactor: Reactor
     private let shared: CampaignShared
+    /// `shared.control`, read for every answer: reached through `shared` it was retained and
+    /// released around each call.
+    private let control: RunControl
     private var slots: [ConnectionSlot] = []
     private var ready = JobQueue()
     private var inFlight = InFlightJobs()
@@ -31,6 +34,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
         self.shared = shared
+        control = shared.control
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
@@ -57,7 +61,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func beginStopping() {
         guard !stopping else { return }
         stopping = true
-        let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
+        let cause = control.stopCause ?? .fatal(detail: "stopped")
         while let job = ready.popFirst() { finish(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)) }
         for (_, entry) in retryTimers {
             reactor.cancel(entry.0)
@@ -145,9 +149,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     /// The slot whose current connection this is; nil for a connection already closed and replaced.
     private func slot(for connection: ClientConnection) -> ConnectionSlot? {
+        slotIndex(for: connection).map { slots[$0] }
+    }
+
+    /// The index in `slots` of `slot(for: connection)`: for a caller that reads a field or two,
+    /// without the retain and release of a slot handed back.
+    private func slotIndex(for connection: ClientConnection) -> Int? {
         let tag = connection.ownerTag
         guard tag >= 0, tag < slots.count, slots[tag].connection === connection else { return nil }
-        return slots[tag]
+        return tag
     }
 
     func connectionDidBecomeReady(_ connection: ClientConnection) {
@@ -166,7 +176,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // APNs' GOAWAY debug data is {"reason": "..."}; a credentials reason ends the run.
         let response = Response(status: 0, apnsID: nil, body: Array(goaway.debugData.utf8))
         if let reason = response.reason, reason.disposition == .credentialsRefused {
-            shared.control.stop(.credentialsRefused(reason: reason.name))
+            control.stop(.credentialsRefused(reason: reason.name))
             beginStopping()
         }
         // Requests above last-stream-id come back through didNotProcess; refill on other connections.
@@ -206,12 +216,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         let templates = templates(for: token)
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
-            if submit(job, on: connection, templates: templates) {
-                submitted = true
-            } else {
+            guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
                 break
             }
+            // Moved in, not copied: while its request is out the table is the job's only owner.
+            inFlight.insert(consume job)
+            submitted = true
         }
         if submitted { connection.flush() }
     }
@@ -278,15 +289,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         return made
     }
 
+    /// Sends `job`'s request, tagged for `inFlight`; the caller moves the job there when this
+    /// returns true (nothing touches `inFlight` in between: `submit` calls no delegate method).
     private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        let tag = inFlight.insert(job)
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
-                                tag: tag, submittedAt: now) else {
-            _ = inFlight.remove(tag: tag)
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
             return false
         }
         if let sent = templates.sent { job.sentToken = sent }
@@ -299,11 +310,11 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
-        let slot = slot(for: connection)
+        let slotIndex = slotIndex(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
-        shared.control.recordAnswer(delivered: answer.status == 200,
+        control.recordAnswer(delivered: answer.status == 200,
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
@@ -314,10 +325,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                             latencyMs: latency, endpoint: slot?.endpointLabel,
+                             latencyMs: latency, endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         case .retry(let delay, let elsewhere):
-            if elsewhere, let slot { job.avoidConnection = slot.id }
+            if elsewhere, let slotIndex { job.avoidConnection = slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
         case .refreshTokenAndRetry:
             if case .token(let source) = shared.configuration.authentication, let sent = job.sentToken {
@@ -326,13 +337,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             retry(job, afterMilliseconds: 0, lastAnswer: answer)
         case .stopRun:
             let reason = answer.reasonText ?? "status \(answer.status)"
-            shared.control.stop(.credentialsRefused(reason: reason))
+            control.stop(.credentialsRefused(reason: reason))
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                              reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
-                             endpoint: slot?.endpointLabel,
+                             endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
-        if shared.control.isStopping && !stopping { beginStopping() }
+        if control.isStopping && !stopping { beginStopping() }
         schedulePublish()
     }
 
@@ -341,7 +352,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // Certainly not processed: send again without counting an attempt.
         job.attempts -= 1
         if stopping {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
         } else {
             ready.pushFront(job)
@@ -354,7 +365,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard let job = inFlight.remove(tag: tag) else { return }
         job.retriedAfterConnectionLoss = true
         if stopping {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
             schedulePublish()
             return
@@ -373,7 +384,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
         guard !stopping else {
-            let stop = shared.control.stopCause ?? .fatal(detail: "stopped")
+            let stop = control.stopCause ?? .fatal(detail: "stopped")
             finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
             return
         }
@@ -383,7 +394,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             return
         }
         // A backoff may be long: let the CSV batch this row came from go meanwhile.
-        job.detach()
+        let job = job.detached()
         let tag = UInt64(job.row)
         let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
             guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }

@@ -123,8 +123,15 @@ public final class ClientConnection {
 
     /// How many requests `submit` takes now: 0 unless `.ready`.
     public var freeStreamSlots: Int {
-        guard phase == .ready, let h2 else { return 0 }
-        return h2.freeStreamSlots
+        guard phase == .ready, let session = unretainedSession else { return 0 }
+        return session._withUnsafeGuaranteedRef { $0.freeStreamSlots }
+    }
+
+    /// `h2` without a retain, for a call a sender makes before every request. Safe while `h2`
+    /// holds the session: only `notifyClosed` lets it go, at the end of `settle`, and no call made
+    /// on the session reaches `settle` (the session knows nothing of its connection).
+    private var unretainedSession: Unmanaged<H2ClientSession>? {
+        h2.map { Unmanaged.passUnretained($0) }
     }
 
     /// Requests submitted and not yet handed back.
@@ -160,12 +167,20 @@ public final class ClientConnection {
     }
 
     /// The template form of `submit` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
-    public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
-        submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
-            try h2.submit(template: template, pathSuffix: pathSuffix, headers: headers, body: body, tag: tag,
-                          submittedAt: submittedAt)
+    /// `template` and `body` move into the request's stream (see there).
+    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        // Not through `submitting`: a closure would capture `template` and `body` and pass copies on.
+        guard phase == .ready, let h2 else { return false }
+        let wasIdle = h2.inFlightCount == 0
+        do {
+            try h2.submit(template: consume template, pathSuffix: pathSuffix, headers: headers, body: consume body,
+                          tag: tag, submittedAt: submittedAt)
+        } catch {
+            return false
         }
+        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
+        return true
     }
 
     private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {

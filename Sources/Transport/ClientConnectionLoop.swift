@@ -121,7 +121,11 @@ extension ClientConnection {
                 continue
             }
             if let h2, h2.hasEvents {
-                h2.drainEvents { handle($0) }
+                // One reference to the delegate for the whole batch: calling through the property
+                // retained and released it for every event. Only notifyClosed changes the
+                // property, and it cannot run inside this loop.
+                let delegate = self.delegate
+                h2.drainEvents { handle($0, delegate: delegate) }
                 continue
             }
             if phase == .closed {
@@ -144,7 +148,7 @@ extension ClientConnection {
         }
     }
 
-    private func handle(_ event: H2ClientEvent) {
+    private func handle(_ event: H2ClientEvent, delegate: (any ClientConnectionDelegate)?) {
         switch event {
         case let .response(response):
             slotsMayHaveOpened = true

@@ -194,17 +194,21 @@ extension H2ClientSession {
 
     func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
                   flags: UnsafeMutablePointer<UInt32>) -> Int {
-        guard streams[index]?.streamID == streamID, let bodyOffset = streams[index]?.bodyOffset,
-              let count = streams[index]?.body.withUnsafeBufferPointer({ body -> Int in
-                  let count = min(length, body.count - bodyOffset)
-                  if let base = body.baseAddress, count > 0 { buffer.update(from: base + bodyOffset, count: count) }
-                  return count
-              }) else {
-            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+        // In place: the body is read where the record holds it (`streams[index]?.body` would copy
+        // the slice, a retain and release per request).
+        let copied = streams.update(at: index) { stream -> Int? in
+            guard stream.streamID == streamID else { return nil }
+            let offset = stream.bodyOffset
+            let count = stream.body.withUnsafeBufferPointer { body -> Int in
+                let count = min(length, body.count - offset)
+                if let base = body.baseAddress, count > 0 { buffer.update(from: base + offset, count: count) }
+                return count
+            }
+            stream.bodyOffset = offset + count
+            if stream.bodyOffset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            return count
         }
-        let offset = bodyOffset + count
-        streams[index]?.bodyOffset = offset
-        if offset == streams[index]?.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        guard let copied, let count = copied else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         return count
     }
 }

@@ -59,7 +59,9 @@ public final class H2ClientSession {
 
     public let configuration: Configuration
     var session: OpaquePointer?
-    var streams = H2StreamTable<Stream>()
+    /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
+    /// released around each (one pair per call, several calls per request).
+    let streams = H2StreamTable<Stream>()
     var events: [H2ClientEvent] = []
     private let headerBlock = H2HeaderBlock()
     /// The stream `streamIndex` found last, and its index (checked against the table on use).
@@ -188,23 +190,27 @@ public final class H2ClientSession {
     /// and then `headers`, and `body`; otherwise as `submit(path:headers:body:tag:submittedAt:method:)`.
     /// The hot path of a bulk sender: the fixed part of the header block is copied, not rebuilt, and
     /// `body` is kept as the slice it is (no copy) until its DATA is written.
+    /// `template` and `body` are consumed: they move into the stream's record, so passing a
+    /// reference the caller no longer needs costs no retain here and no release at the caller.
     @discardableResult
-    public func submit(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
         guard session != nil else { throw .terminated }
         guard acceptsRequests else { throw .notAcceptingRequests }
         guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
         fillHeaderBlock(template: template, pathSuffix: pathSuffix, headers: headers)
-        return try submitFilledHeaders(body: body, tag: tag, submittedAt: submittedAt, template: template)
+        return try submitFilledHeaders(body: consume body, tag: tag, submittedAt: submittedAt, template: consume template)
     }
 
-    private func submitFilledHeaders(body: ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64,
-                                     template: H2RequestTemplate? = nil) throws(H2Error) -> Int32 {
+    private func submitFilledHeaders(body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64,
+                                     template: consuming H2RequestTemplate? = nil) throws(H2Error) -> Int32 {
         guard let session else { throw .terminated }
-        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: body, template: template))
+        let bodyIsEmpty = body.isEmpty
+        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: consume body,
+                                           template: consume template))
         let userData = H2StreamTable<Stream>.userData(for: index)
         let streamID: Int32
-        if body.isEmpty {
+        if bodyIsEmpty {
             streamID = nghttp2_submit_request(session, nil, headerBlock.nv, headerBlock.count, nil, userData)
         } else {
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: userData),

@@ -21,19 +21,21 @@ public enum H2ClientEvent: Sendable {
 
 /// A complete response to one request.
 public struct H2Response: Sendable, Equatable {
+    // Constants: an optional `var` starts as nil and is then assigned over, which made the
+    // initializer build the response in memory and copy it out (a retain and release per response).
     /// The tag given to `submit`.
-    public var tag: UInt64
+    public let tag: UInt64
     /// The `submittedAt` given to `submit` (for latency).
-    public var submittedAt: UInt64
-    public var streamID: Int32
+    public let submittedAt: UInt64
+    public let streamID: Int32
     /// `:status`; 0 if the server sent none that parses.
-    public var status: Int
+    public let status: Int
     /// The `apns-id` response header, if present, kept inline (no allocation per response).
-    public var apnsIDText: InlineText?
+    public let apnsIDText: InlineText?
     /// The `apns-id` response header, if present.
     public var apnsID: String? { apnsIDText?.description }
     /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
-    public var body: [UInt8]
+    public let body: [UInt8]
 
     public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?, body: [UInt8]) {
         self.init(tag: tag, submittedAt: submittedAt, streamID: streamID, status: status,

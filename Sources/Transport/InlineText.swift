@@ -5,23 +5,34 @@
 public struct InlineText: Sendable, Equatable, CustomStringConvertible {
     public static let capacity = 48
 
-    private var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+    // Constants without default values, each initialized once: assigning over defaults (an
+    // optional var starts as nil) made the initializer build the value in memory and copy it out.
+    private let words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
     /// The number of bytes held.
-    public private(set) var count: Int = 0
-    private var overflow: String?
+    public let count: Int
+    private let overflow: String?
 
-    public init() {}
+    public init() {
+        words = (0, 0, 0, 0, 0, 0)
+        count = 0
+        overflow = nil
+    }
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         count = bytes.count
+        var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
         guard bytes.count <= Self.capacity else {
+            self.words = words
             overflow = String(decoding: bytes, as: UTF8.self)
             return
         }
-        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        Swift.withUnsafeMutableBytes(of: &words) { storage in
-            storage.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+        if let source = bytes.baseAddress, bytes.count > 0 {
+            Swift.withUnsafeMutableBytes(of: &words) { storage in
+                storage.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
+            }
         }
+        self.words = words
+        overflow = nil
     }
 
     public init(_ text: String) {

@@ -28,6 +28,22 @@ import Testing
         #expect(table.isEmpty)
     }
 
+    @Test func nextTagIsTheTagInsertGivesAFreshOrReusedSlot() {
+        var table = InFlightJobs()
+        let first = job(1), second = job(2), third = job(3)
+        let predicted = table.nextTag(row: 1)
+        #expect(table.nextTag(row: 1) == predicted, "asking does not take the slot")
+        #expect(table.insert(first) == predicted)
+        let secondTag = table.insert(second)
+        #expect(table.remove(tag: predicted) === first)
+        let reused = table.nextTag(row: 3)
+        #expect(reused & 0xFF_FFFF == predicted & 0xFF_FFFF, "the freed slot comes next")
+        #expect(table.insert(third) == reused)
+        #expect(table.remove(tag: secondTag) === second)
+        #expect(table.remove(tag: reused) === third)
+        #expect(table.isEmpty)
+    }
+
     @Test func rowsBeyondTheSlotBitsStillFindTheirJob() {
         var table = InFlightJobs()
         let big = job(1 << 30 + 7)

@@ -35,7 +35,9 @@ import Transport
         // The result log keeps the token as given; :path carries it in lowercase.
         #expect(String(decoding: second.deviceToken, as: UTF8.self) == Self.token.uppercased())
         #expect(String(decoding: second.pathToken, as: UTF8.self) == Self.token)
-        #expect(first.lowercaseToken == nil)
+        let firstTokenBytes = first.deviceToken.withUnsafeBufferPointer { $0.baseAddress }
+        #expect(first.pathToken.withUnsafeBufferPointer { $0.baseAddress } == firstTokenBytes,
+                "a lowercase token goes in :path as the input's own bytes")
         #expect(first.headers.fields.map(\.name) == ["apns-topic", "apns-push-type", "apns-priority"])
     }
 
@@ -92,11 +94,16 @@ import Transport
         let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload)
         // Before: both point into the one batch buffer, the payload right after the token.
         #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
-        retried.detach()
-        #expect(String(decoding: retried.deviceToken, as: UTF8.self) == Self.token)
-        #expect(String(decoding: retried.payload, as: UTF8.self) == "{}")
+        retried.attempts = 2
+        retried.retriedAfterConnectionLoss = true
+        let detached = retried.detached()
+        #expect(String(decoding: detached.deviceToken, as: UTF8.self) == Self.token)
+        #expect(String(decoding: detached.pathToken, as: UTF8.self) == Self.token)
+        #expect(String(decoding: detached.payload, as: UTF8.self) == "{}")
+        #expect(detached.row == retried.row && detached.headers === retried.headers)
+        #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss, "what happened so far comes along")
         // After: neither is in the batch buffer any more.
-        #expect(base(retried.deviceToken) != tokenBefore)
-        #expect(base(retried.payload) != payloadBefore)
+        #expect(base(detached.deviceToken) != tokenBefore)
+        #expect(base(detached.payload) != payloadBefore)
     }
 }

@@ -29,6 +29,23 @@ import Transport
         #expect(response.apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
     }
 
+    /// A body longer than a DATA frame is read from its slice in several steps, each from where
+    /// the last stopped, and ends the stream exactly at its end.
+    @Test func aBodyLongerThanOneFrameArrivesWhole() throws {
+        let pair = try H2TestPair(server: .init(maxConcurrentStreams: 10, maxRequestBodyBytes: 64 * 1024))
+        pair.answer = { _ in .init(status: 200) }
+        try pair.pump()
+        let buffer = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+        let body = buffer[1_000..<41_000]
+        try pair.client.submit(template: Self.template, pathSuffix: Array("abcd".utf8)[...], body: body, tag: 1)
+        try pair.pump()
+        let request = try #require(pair.requests.first)
+        #expect(request.bodyLength == body.count)
+        let arrivedWhole = request.body.elementsEqual(body)
+        #expect(arrivedWhole, "every byte where it was, none twice")
+        #expect(pair.responses.first?.tag == 1)
+    }
+
     @Test func templateFieldsFollowApplesIndexingRules() throws {
         let pair = try H2TestPair()
         pair.answer = { _ in .init(status: 200) }
