@@ -39,20 +39,28 @@ struct RowDecoder: Sendable {
 
     private static let headerColumns: [CSVColumn] = [.topic, .pushType, .priority, .expiration, .collapseID, .apnsID]
 
-    func decode(_ row: CSVRow) -> Decoded {
-        let token = row.field(.deviceToken) ?? []
-        if let problem = row.problem { return .rejected(reason: problem.reason) }
+    /// Row `index` of `batch`, read from the batch in place: the row pays a retain of the storage
+    /// only for the slices its job keeps (token, payload).
+    func decode(_ batch: borrowing CSVBatch, at index: Int) -> Decoded {
+        if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
+        let token = batch.field(.deviceToken, at: index) ?? []
         if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
-        let ownHeaders = Self.headerColumns.contains { column in row.field(column).map { !$0.isEmpty } ?? false }
+        let ownHeaders = Self.headerColumns.contains { column in
+            batch.fieldRange(column, at: index).map { !$0.isEmpty } ?? false
+        }
         let headers: RowHeaders
         if ownHeaders {
-            let values = HeaderValues(topic: text(row, .topic) ?? defaults.topic,
-                                      pushType: text(row, .pushType) ?? defaults.pushType,
-                                      priority: text(row, .priority) ?? defaults.priority,
-                                      expiration: text(row, .expiration) ?? defaults.expiration,
-                                      collapseID: text(row, .collapseID) ?? defaults.collapseID,
-                                      apnsID: text(row, .apnsID) ?? defaults.apnsID)
+            func text(_ column: CSVColumn) -> String? {
+                guard let field = batch.field(column, at: index), !field.isEmpty else { return nil }
+                return String(decoding: field, as: UTF8.self)
+            }
+            let values = HeaderValues(topic: text(.topic) ?? defaults.topic,
+                                      pushType: text(.pushType) ?? defaults.pushType,
+                                      priority: text(.priority) ?? defaults.priority,
+                                      expiration: text(.expiration) ?? defaults.expiration,
+                                      collapseID: text(.collapseID) ?? defaults.collapseID,
+                                      apnsID: text(.apnsID) ?? defaults.apnsID)
             do {
                 headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
             } catch {
@@ -66,7 +74,7 @@ struct RowDecoder: Sendable {
         }
 
         let payload: ArraySlice<UInt8>
-        if let field = row.field(.payload), !field.isEmpty {
+        if let field = batch.field(.payload, at: index), !field.isEmpty {
             payload = field
             if let rejection = NotificationHeaders.payloadRejection(field, pushType: headers.pushType) {
                 return .rejected(reason: rejection.reason.name)
@@ -77,7 +85,7 @@ struct RowDecoder: Sendable {
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: headers.pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
         }
-        return .send(Job(row: row.number, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
+        return .send(Job(row: batch.number(at: index), deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
                          headers: headers))
     }
 
@@ -89,12 +97,5 @@ struct RowDecoder: Sendable {
         for byte in token { uppercase |= byte & ~(byte << 1) & 0x40 }
         guard uppercase != 0 else { return nil }
         return token.map { $0 | 0x20 }
-    }
-
-    /// A row's own value for a column, or nil when the column is absent or the field empty (so the
-    /// run-level default applies).
-    private func text(_ row: CSVRow, _ column: CSVColumn) -> String? {
-        guard let field = row.field(column), !field.isEmpty else { return nil }
-        return String(decoding: field, as: UTF8.self)
     }
 }

@@ -13,7 +13,9 @@ import Transport
         let source = try CSVSource(path: try directory.write("c.csv", csv))
         let decoder = RowDecoder(defaults: defaults, defaultPayload: defaultPayload, auth: .token)
         var out: [RowDecoder.Decoded] = []
-        while let row = try source.next() { out.append(decoder.decode(row)) }
+        while let batch = try source.nextBatch() {
+            for index in batch.indices { out.append(decoder.decode(batch, at: index)) }
+        }
         return out
     }
 
