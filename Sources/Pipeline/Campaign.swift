@@ -191,9 +191,7 @@ final class Reader: Sendable {
     }
 
     func run() {
-        let configuration = shared.configuration
-        let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                                 auth: configuration.authentication.kind)
+        let decoder = shared.decoder
         var rows = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
