@@ -10,9 +10,7 @@ public struct CSVRow: Sendable {
     /// The field's bytes (quotes removed, `""` unescaped, spaces around unquoted fields trimmed);
     /// nil when the header has no such column or the row is too short to reach it.
     public func field(_ column: CSVColumn) -> ArraySlice<UInt8>? {
-        let start = bounds[boundsBase + 2 * column.rawValue]
-        guard start >= 0 else { return nil }
-        return storage[Int(start)..<Int(bounds[boundsBase + 2 * column.rawValue + 1])]
+        CSVBatch.fieldRange(column, bounds: bounds, base: boundsBase).map { storage[$0] }
     }
 
     /// The field as a String (invalid UTF-8 repaired with U+FFFD); for display and tests.
@@ -34,7 +32,32 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
     public var startIndex: Int { 0 }
     public var endIndex: Int { numbers.count }
     public subscript(index: Int) -> CSVRow {
-        CSVRow(number: numbers[index], problem: problems[index], storage: storage, bounds: bounds,
+        CSVRow(number: numbers[index], problem: problem(at: index), storage: storage, bounds: bounds,
                boundsBase: index * Self.boundsPerRow)
+    }
+
+    // Reading a row's parts from the batch itself, as the reader does, makes no `CSVRow`: that would
+    // hold the storage and the bounds, a retain and a release of each per row.
+
+    func number(at index: Int) -> Int { numbers[index] }
+
+    func problem(at index: Int) -> CSVRowProblem? {
+        problems.isEmpty ? nil : problems[index]
+    }
+
+    /// `self[index].field(column)`.
+    func field(_ column: CSVColumn, at index: Int) -> ArraySlice<UInt8>? {
+        fieldRange(column, at: index).map { storage[$0] }
+    }
+
+    /// Where the field is in `storage`: for a check that needs no slice (a slice retains the storage).
+    func fieldRange(_ column: CSVColumn, at index: Int) -> Range<Int>? {
+        Self.fieldRange(column, bounds: bounds, base: index * Self.boundsPerRow)
+    }
+
+    fileprivate static func fieldRange(_ column: CSVColumn, bounds: [Int32], base: Int) -> Range<Int>? {
+        let start = bounds[base + 2 * column.rawValue]
+        guard start >= 0 else { return nil }
+        return Int(start)..<Int(bounds[base + 2 * column.rawValue + 1])
     }
 }

@@ -191,19 +191,17 @@ final class Reader: Sendable {
     }
 
     func run() {
-        let configuration = shared.configuration
-        let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                                 auth: configuration.authentication.kind)
+        let decoder = shared.decoder
         var rows = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
         do {
             while let batch = try source.value.nextBatch() {
-                for row in batch {
+                for index in batch.indices {
                     rows += 1
-                    switch decoder.decode(row) {
+                    switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):
-                        records.append(RowResult(row: row.number, deviceToken: row.field(.deviceToken) ?? [],
+                        records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))
                     case .send(let job):
                         // The flag is one atomic load; the cause behind it takes a lock, so only

@@ -10,6 +10,9 @@ final class CampaignShared: Sendable {
     let work: HandOffQueue<Job>
     /// Workers and reader → writer: final records.
     let outcomes: HandOffQueue<RowResult>
+    /// The reader's rules for rows; its run headers are what the workers send for a job without
+    /// headers of its own.
+    let decoder: RowDecoder
 
     private let readyConnections = Atomic<Int>(0)
     private let endpoints: Mutex<[EndpointHealth]>
@@ -24,6 +27,8 @@ final class CampaignShared: Sendable {
         self.control = control
         work = HandOffQueue(capacity: 8192)
         outcomes = HandOffQueue(capacity: 16384)
+        decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
+                             auth: configuration.authentication.kind)
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
     }
 

@@ -4,7 +4,7 @@ import APNs
 /// it so far.
 ///
 /// The token and payload are slices of the CSV batch the row came from (no copy per row); the
-/// headers are the run's shared `RowHeaders` unless the row has its own. A job waiting for a retry
+/// headers are the row's own, or nil for the run's. A job waiting for a retry
 /// is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps a
 /// whole batch alive.
 ///
@@ -21,7 +21,10 @@ final class Job: @unchecked Sendable {
     /// The token as the input gave it, when that is not `pathToken` (uppercase hex).
     private let inputToken: ArraySlice<UInt8>?
     let payload: ArraySlice<UInt8>
-    let headers: RowHeaders
+    /// The row's own header values; nil for the run's (`RowDecoder.runDefaultHeaders`), which
+    /// the workers hold. A reference to that one shared object, taken on the reader thread and
+    /// dropped on a reactor thread, would be two atomics per row on one contended cache line.
+    let headers: RowHeaders?
     /// Requests sent that APNs may have processed (not counting refused or unprocessed streams).
     var attempts = 0
     var retriedAfterConnectionLoss = false
@@ -32,7 +35,7 @@ final class Job: @unchecked Sendable {
     var sentToken: SentProviderToken?
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
-         headers: RowHeaders) {
+         headers: RowHeaders?) {
         self.row = row
         if let lowercaseToken {
             pathToken = lowercaseToken[...]

@@ -10,8 +10,12 @@ struct RowDecoder: Sendable {
     let defaults: HeaderValues
     let auth: AuthKind
     private let defaultPayload: ArraySlice<UInt8>
-    /// The run's header values, checked once; shared by every row without header columns of its own.
-    private let runHeaders: Result<RowHeaders, Rejection>
+    /// The run's header values, checked once, for every row without header columns of its own
+    /// (its job says `headers: nil`); nil when they are invalid, `runRejection` saying why.
+    let runDefaultHeaders: RowHeaders?
+    private let runRejection: Rejection?
+    /// `runDefaultHeaders`' push type, read per row without touching the shared object.
+    private let runPushType: PushType
     /// The default payload's verdict under the run's push type.
     private let defaultPayloadRejection: Rejection?
 
@@ -20,11 +24,15 @@ struct RowDecoder: Sendable {
         self.auth = auth
         self.defaultPayload = (defaultPayload ?? [])[...]
         do {
-            let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth), isRunDefault: true)
-            runHeaders = .success(headers)
+            let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
+            runDefaultHeaders = headers
+            runRejection = nil
+            runPushType = headers.pushType
             defaultPayloadRejection = headers.values.payloadRejection(self.defaultPayload)
         } catch {
-            runHeaders = .failure(error)
+            runDefaultHeaders = nil
+            runRejection = error
+            runPushType = .alert
             defaultPayloadRejection = nil
         }
     }
@@ -39,46 +47,56 @@ struct RowDecoder: Sendable {
 
     private static let headerColumns: [CSVColumn] = [.topic, .pushType, .priority, .expiration, .collapseID, .apnsID]
 
-    func decode(_ row: CSVRow) -> Decoded {
-        let token = row.field(.deviceToken) ?? []
-        if let problem = row.problem { return .rejected(reason: problem.reason) }
+    /// Row `index` of `batch`, read from the batch in place: the row pays a retain of the storage
+    /// only for the slices its job keeps (token, payload).
+    func decode(_ batch: borrowing CSVBatch, at index: Int) -> Decoded {
+        if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
+        let token = batch.field(.deviceToken, at: index) ?? []
         if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
-        let ownHeaders = Self.headerColumns.contains { column in row.field(column).map { !$0.isEmpty } ?? false }
-        let headers: RowHeaders
-        if ownHeaders {
-            let values = HeaderValues(topic: text(row, .topic) ?? defaults.topic,
-                                      pushType: text(row, .pushType) ?? defaults.pushType,
-                                      priority: text(row, .priority) ?? defaults.priority,
-                                      expiration: text(row, .expiration) ?? defaults.expiration,
-                                      collapseID: text(row, .collapseID) ?? defaults.collapseID,
-                                      apnsID: text(row, .apnsID) ?? defaults.apnsID)
+        let hasOwnHeaders = Self.headerColumns.contains { column in
+            batch.fieldRange(column, at: index).map { !$0.isEmpty } ?? false
+        }
+        let ownHeaders: RowHeaders?
+        let pushType: PushType
+        if hasOwnHeaders {
+            func text(_ column: CSVColumn) -> String? {
+                guard let field = batch.field(column, at: index), !field.isEmpty else { return nil }
+                return String(decoding: field, as: UTF8.self)
+            }
+            let values = HeaderValues(topic: text(.topic) ?? defaults.topic,
+                                      pushType: text(.pushType) ?? defaults.pushType,
+                                      priority: text(.priority) ?? defaults.priority,
+                                      expiration: text(.expiration) ?? defaults.expiration,
+                                      collapseID: text(.collapseID) ?? defaults.collapseID,
+                                      apnsID: text(.apnsID) ?? defaults.apnsID)
             do {
-                headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
+                let headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
+                ownHeaders = headers
+                pushType = headers.pushType
             } catch {
                 return .rejected(reason: error.reason.name)
             }
         } else {
-            switch runHeaders {
-            case .success(let shared): headers = shared
-            case .failure(let rejection): return .rejected(reason: rejection.reason.name)
-            }
+            if let runRejection { return .rejected(reason: runRejection.reason.name) }
+            ownHeaders = nil
+            pushType = runPushType
         }
 
         let payload: ArraySlice<UInt8>
-        if let field = row.field(.payload), !field.isEmpty {
+        if let field = batch.field(.payload, at: index), !field.isEmpty {
             payload = field
-            if let rejection = NotificationHeaders.payloadRejection(field, pushType: headers.pushType) {
+            if let rejection = NotificationHeaders.payloadRejection(field, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
         } else {
             payload = defaultPayload
-            let rejection = ownHeaders
-                ? NotificationHeaders.payloadRejection(defaultPayload, pushType: headers.pushType) : defaultPayloadRejection
+            let rejection = hasOwnHeaders
+                ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
         }
-        return .send(Job(row: row.number, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
-                         headers: headers))
+        return .send(Job(row: batch.number(at: index), deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
+                         headers: ownHeaders))
     }
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
@@ -89,12 +107,5 @@ struct RowDecoder: Sendable {
         for byte in token { uppercase |= byte & ~(byte << 1) & 0x40 }
         guard uppercase != 0 else { return nil }
         return token.map { $0 | 0x20 }
-    }
-
-    /// A row's own value for a column, or nil when the column is absent or the field empty (so the
-    /// run-level default applies).
-    private func text(_ row: CSVRow, _ column: CSVColumn) -> String? {
-        guard let field = row.field(column), !field.isEmpty else { return nil }
-        return String(decoding: field, as: UTF8.self)
     }
 }

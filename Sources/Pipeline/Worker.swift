@@ -19,6 +19,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// `shared.control`, read for every answer: reached through `shared` it was retained and
     /// released around each call.
     private let control: RunControl
+    /// The headers of every job whose `headers` is nil.
+    private let runHeaders: RowHeaders?
     private var slots: [ConnectionSlot] = []
     private var ready = JobQueue()
     private var inFlight = InFlightJobs()
@@ -35,6 +37,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         self.reactor = reactor
         self.shared = shared
         control = shared.control
+        runHeaders = shared.decoder.runDefaultHeaders
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
@@ -214,7 +217,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         } else {
             nil
         }
-        let templates = templates(for: token)
+        let templates = templates(for: token, runHeaders: runHeaders)
         while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
             guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
@@ -265,26 +268,29 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let authorizationOnly: H2RequestTemplate
         /// `authorization` and the run's header values; made on the first row that uses them.
         var runDefault: H2RequestTemplate?
+        private let runHeaders: RowHeaders?
 
-        init(token: ProviderToken?) {
+        init(token: ProviderToken?, runHeaders: RowHeaders?) {
+            self.runHeaders = runHeaders
             jwt = token?.jwt
             sent = token.map(SentProviderToken.init)
             authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
             authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
         }
 
-        func template(for headers: RowHeaders) -> H2RequestTemplate {
-            guard headers.isRunDefault else { return authorizationOnly }
+        /// The template for a job with these headers of its own, or with the run's (nil).
+        func template(for ownHeaders: RowHeaders?) -> H2RequestTemplate {
+            guard ownHeaders == nil else { return authorizationOnly }
             if let runDefault { return runDefault }
-            let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + headers.fields)
+            let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + (runHeaders?.fields ?? []))
             runDefault = made
             return made
         }
     }
 
-    private func templates(for token: ProviderToken?) -> Templates {
+    private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> Templates {
         if let templates, templates.jwt == token?.jwt { return templates }
-        let made = Templates(token: token)
+        let made = Templates(token: token, runHeaders: runHeaders)
         templates = made
         return made
     }
@@ -296,7 +302,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
         guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
-                                headers: headers.isRunDefault ? [] : headers.fields, body: job.payload,
+                                headers: headers?.fields ?? [], body: job.payload,
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
             return false
         }
@@ -318,8 +324,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
-                                        expiration: job.headers.expiration ?? 0,
-                                        nowMilliseconds: Self.epochMilliseconds())
+                                        expiration: expiration(of: job), nowMilliseconds: Self.epochMilliseconds())
         switch action {
         case .finish(let outcome):
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
@@ -371,7 +376,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             return
         }
         let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts,
-                                                           expiration: job.headers.expiration ?? 0,
+                                                           expiration: expiration(of: job),
                                                            nowMilliseconds: Self.epochMilliseconds())
         if case .finish(let outcome) = action {
             finish(job.record(outcome, reason: "ConnectionLost"))
@@ -380,6 +385,11 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             scheduleRefill()
         }
         schedulePublish()
+    }
+
+    /// The job's `apns-expiration` (0 without one), from its own headers or the run's.
+    private func expiration(of job: Job) -> Int64 {
+        if let own = job.headers { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 }
     }
 
     private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {

@@ -180,6 +180,19 @@ import Testing
         #expect(try (run.summary["gave_up"] as? Int ?? 0) > 50)
     }
 
+    @Test func theRunsExpirationStopsRetriesOfRowsWithoutHeadersOfTheirOwn() throws {
+        // --expiration long past: a retryable answer cannot be retried in time, so every row gives
+        // up after its first request instead of retrying up to --max-attempts.
+        let rig = try Rig(rows: 300)
+        let mock = try rig.mock(["--fail", "503:1.0"])
+        let run = try rig.send(mock, ["--max-attempts", "5", "--expiration", "1"])
+        mock.stop()
+        #expect(run.result.status == 3, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 300)
+        #expect(try run.summary["gave_up"] as? Int == 300)
+        #expect(try run.records.allSatisfy { $0["attempts"] as? Int == 1 })
+    }
+
     @Test func latencyDoesNotLoseRows() throws {
         let rig = try Rig(rows: 1500)
         let mock = try rig.mock(["--latency-ms", "20", "--latency-jitter-ms", "10"])

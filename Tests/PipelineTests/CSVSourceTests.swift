@@ -133,4 +133,30 @@ import Testing
         #expect(batches > 1)
         #expect(numbers == Array(1...10_000))
     }
+
+    @Test func aBatchReadInPlaceGivesWhatItsRowsGive() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("c.csv", """
+            device_token,payload,priority,topic
+            t1,"{""a"":1}",5,com.example
+            t2
+            t3,{},,
+
+            """)
+        let source = try CSVSource(path: path)
+        let batch = try #require(try source.nextBatch())
+        #expect(batch.count == 3)
+        for index in batch.indices {
+            let row = batch[index]
+            #expect(batch.number(at: index) == row.number)
+            #expect(batch.problem(at: index) == row.problem)
+            for column in CSVColumn.allCases {
+                #expect(batch.field(column, at: index) == row.field(column))
+                #expect(batch.fieldRange(column, at: index)?.count == row.field(column)?.count)
+            }
+        }
+        #expect(batch.problem(at: 1) == .fieldCount(found: 1, expected: 4))
+        #expect(batch.fieldRange(.priority, at: 2)?.isEmpty == true)
+        #expect(batch.fieldRange(.pushType, at: 0) == nil)
+    }
 }
