@@ -48,6 +48,7 @@ final class Job: @unchecked Sendable {
         self.headers = headers
     }
 
+    /// Every stored property, the bytes copied: a property added to `Job` must be carried here too.
     private init(copyingBytesOf job: Job) {
         row = job.row
         pathToken = Array(job.pathToken)[...]

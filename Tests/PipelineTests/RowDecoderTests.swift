@@ -97,12 +97,14 @@ import Transport
         #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
         retried.attempts = 2
         retried.retriedAfterConnectionLoss = true
+        retried.avoidConnection = 3
         let detached = retried.detached()
         #expect(String(decoding: detached.deviceToken, as: UTF8.self) == Self.token)
         #expect(String(decoding: detached.pathToken, as: UTF8.self) == Self.token)
         #expect(String(decoding: detached.payload, as: UTF8.self) == "{}")
         #expect(detached.row == retried.row && detached.headers === retried.headers)
-        #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss, "what happened so far comes along")
+        #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss && detached.avoidConnection == 3,
+                "what happened so far comes along (a 503's retry still avoids its connection)")
         // After: neither is in the batch buffer any more.
         #expect(base(detached.deviceToken) != tokenBefore)
         #expect(base(detached.payload) != payloadBefore)
