@@ -50,12 +50,13 @@ public final class Campaign: Sendable {
         let source: CSVSource
         do {
             if configuration.prescan {
-                let prescan = try Prescan.run(path: configuration.inputPath)
+                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
                 expectedRows = prescan.rows
             } else {
                 expectedRows = nil
             }
-            source = try CSVSource(path: configuration.inputPath)
+            source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                   shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
         }
@@ -101,6 +102,7 @@ public final class Campaign: Sendable {
         writerDone.wait()
 
         var summary = writer.summary
+        summary.inputStop = source.stoppedAt
         summary.rows = max(summary.rows, writer.rowsRead.load(ordering: .acquiring))
         summary.elapsedSeconds = ProgressLine.seconds(finishedAt - startedAt)
         summary.connections = configuration.connections
@@ -216,9 +218,12 @@ final class Reader: Sendable {
                 hand(&jobs, &records)
             }
         } catch {
-            // Only without the prescan can the input fail mid-run: the rest of the file is lost to
-            // us, so the run ends with what was read.
-            shared.control.stop(.fatal(detail: error.description))
+            // Only without the prescan can a line fail mid-run: the rows before it were handed out
+            // and are sent as usual; the row at it is aborted (InputError); the rest cannot be read.
+            if let stop = source.value.stoppedAt {
+                rows += 1
+                records.append(stop.record(row: rows))
+            }
         }
         hand(&jobs, &records)
         shared.work.close()

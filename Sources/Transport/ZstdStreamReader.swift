@@ -43,6 +43,9 @@ public final class ZstdStreamReader {
     public let path: String
     private let context: OpaquePointer
     private let descriptor: Int32
+    /// Where compressed bytes come from when the caller reads them (a pipe it waits on itself):
+    /// bytes read, 0 at the end, or -1 with errno set. Nil: `read(2)` on `descriptor`.
+    private let source: ((UnsafeMutableRawBufferPointer) -> Int)?
     private var input: [UInt8]
     /// Decompressed bytes land here first, so callers' buffers need no zero-filling.
     private var scratch: [UInt8]
@@ -71,12 +74,29 @@ public final class ZstdStreamReader {
         self.path = path
         self.context = context
         self.descriptor = descriptor
+        self.source = nil
+        self.input = [UInt8](repeating: 0, count: max(inputChunk, 4096))
+        self.scratch = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
+    }
+
+    /// Decompresses what `source` reads (e.g. a pipe, whose first bytes were already taken to look
+    /// for the magic number); `name` is used in error messages.
+    public init(name: String, windowLogMax: Int32 = 27, inputChunk: Int = 128 * 1024,
+                source: @escaping (UnsafeMutableRawBufferPointer) -> Int) throws(ZstdReadError) {
+        guard let context = ZSTD_createDCtx() else {
+            throw .corrupt(path: name, frame: 1, offset: 0, detail: "out of memory creating a zstd context")
+        }
+        ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax)
+        self.path = name
+        self.context = context
+        self.descriptor = -1
+        self.source = source
         self.input = [UInt8](repeating: 0, count: max(inputChunk, 4096))
         self.scratch = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
     }
 
     deinit {
-        _ = Glibc.close(descriptor)
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
         ZSTD_freeDCtx(context)
     }
 
@@ -129,7 +149,9 @@ public final class ZstdStreamReader {
         inputPosition = 0
         inputCount = 0
         while true {
-            let count = input.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = input.withUnsafeMutableBytes { buffer in
+                source.map { $0(buffer) } ?? Glibc.read(descriptor, buffer.baseAddress!, buffer.count)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .read(path: path, errno: errno)

@@ -21,7 +21,7 @@ struct SendCommand: ParsableCommand {
     )
 
     // Input
-    @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column.")
+    @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column; - reads stdin.")
     var input: String
     @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent.")
     var payloadFile: String?
@@ -114,6 +114,11 @@ struct SendCommand: ParsableCommand {
         let result: Campaign.Result
         do {
             result = try campaign.run()
+        } catch Campaign.SetupError.input(.interrupted(let path)) {
+            // A signal while waiting for a stream's header: no row was read, nothing was sent.
+            writeStandardError("stopped: interrupted while waiting for \(path) to give its header row; "
+                               + "no row was read, nothing was sent and no files were written.\n")
+            throw ExitCode(2)
         } catch let error as Campaign.SetupError {
             throw RunFailure.usage(error.description)
         }
