@@ -25,7 +25,7 @@ struct SendCommand: ParsableCommand {
     var input: String
     @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent.")
     var payloadFile: String?
-    @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice (e.g. a named pipe); no ETA then.")
+    @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice; no ETA then. Stdin (-) and named pipes skip it by themselves.")
     var noPrescan = false
 
     // Run-level headers; a row's own columns override them.
