@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 
 /// Writes results.jsonl.zst as a sequence of zstd frames: a frame per flush, at least every
 /// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a

@@ -1,4 +1,4 @@
-import COpenSSL  // apnsbulk_set_thread_name
+import CLinux  // apnsbulk_set_thread_name
 import Glibc
 
 /// Threads for the transport: reactor loops and one-shot resolver threads. Plain pthreads, so a
