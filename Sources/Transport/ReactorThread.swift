@@ -40,10 +40,3 @@ enum ReactorThread {
 
     static var currentID: UInt { UInt(pthread_self()) }
 }
-
-/// Carries a value that is not `Sendable` (a completion closure capturing reactor-owned objects)
-/// from a reactor thread through another thread and back. The other thread only moves it; the
-/// value is opened again on the reactor thread that created it.
-struct ReactorBound<Value>: @unchecked Sendable {
-    let value: Value
-}
