@@ -4,7 +4,10 @@ import PackageDescription
 // Layout and dependency direction are fixed by DESIGN.md:
 // apns-bulk → Pipeline, MockAPNs → Transport, ZstdFile, APNs → C modules.
 // No target carries unsafe build flags: SwiftPM refuses those in a package that another one
-// depends on by version, and this package's four libraries are meant to be depended on.
+// depends on by version, and this package's four libraries are meant to be depended on. The
+// release speed they bought comes instead from `@exclusivity(unchecked)` on the stored properties
+// the per-row path touches (each owned by one thread: a reactor's, the reader's or the writer's,
+// or read under a lock); without it `send` ran 10 % more instructions per row.
 
 let package = Package(
     name: "apns-bulk",

@@ -8,8 +8,8 @@ public final class ResultLog {
     private let writer: ZstdFrameWriter
     private let flushInterval: Duration
     private let maxFrameBytes: Int
-    private var lastFlush: ContinuousClock.Instant
-    public private(set) var recordsWritten = 0
+    @exclusivity(unchecked) private var lastFlush: ContinuousClock.Instant
+    @exclusivity(unchecked) public private(set) var recordsWritten = 0
 
     public init(path: String, flushInterval: Duration = .seconds(1), maxFrameBytes: Int = 1 << 20,
                 now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
