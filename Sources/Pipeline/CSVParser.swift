@@ -20,17 +20,17 @@ final class CSVParser {
     let keepsFields: Bool
     private let parser: UnsafeMutablePointer<csv_parser>
 
-    private(set) var header: CSVHeader?
-    private var headerNames: [String] = []
-    private var columnOfField: [Int] = []
-    private(set) var error: InputFileError?
+    @exclusivity(unchecked) private(set) var header: CSVHeader?
+    @exclusivity(unchecked) private var headerNames: [String] = []
+    @exclusivity(unchecked) private var columnOfField: [Int] = []
+    @exclusivity(unchecked) private(set) var error: InputFileError?
 
-    private(set) var rowCount = 0
+    @exclusivity(unchecked) private(set) var rowCount = 0
     /// 1-based line on which the current chunk starts: the LFs of every earlier chunk, counted.
-    private var chunkStartLine = 1
-    private var fieldIndex = 0
-    private var rowProblem: CSVRowProblem?
-    private var batch = CSVBatchBuilder()
+    @exclusivity(unchecked) private var chunkStartLine = 1
+    @exclusivity(unchecked) private var fieldIndex = 0
+    @exclusivity(unchecked) private var rowProblem: CSVRowProblem?
+    @exclusivity(unchecked) private var batch = CSVBatchBuilder()
 
     /// A column every data row must fill (the prescan's topic check; only without `keepsFields`).
     var requiredColumn: CSVColumn?

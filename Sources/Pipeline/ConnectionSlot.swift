@@ -6,9 +6,9 @@ final class ConnectionSlot {
     let id: Int
     let endpointIndex: Int
     let addressIndex: Int
-    var connection: ClientConnection?
-    var endpointLabel: String?
-    var isReady = false
+    @exclusivity(unchecked) var connection: ClientConnection?
+    @exclusivity(unchecked) var endpointLabel: String?
+    @exclusivity(unchecked) var isReady = false
     var reconnects = ReconnectSchedule()
     var reconnectTimer: TimerID?
 

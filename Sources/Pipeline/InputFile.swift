@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -16,8 +16,8 @@ final class ResultWriter: @unchecked Sendable {
     private let startedAt: ContinuousClock.Instant
     /// The prescan's row count, if there was one.
     private let expectedRows: Int?
-    private(set) var summary: Summary
-    private(set) var writeError: String?
+    @exclusivity(unchecked) private(set) var summary: Summary
+    @exclusivity(unchecked) private(set) var writeError: String?
 
     /// Rows the reader produced; -1 until the reader is done.
     let rowsRead = Atomic<Int>(-1)

@@ -21,17 +21,17 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private let control: RunControl
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
-    private var slots: [ConnectionSlot] = []
-    private var ready = JobQueue()
-    private var inFlight = InFlightJobs()
-    private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    private var finished: [RowResult] = []
-    private var retryPolicy: RetryPolicy
-    private var waitingForWork = false
-    private var stopping = false
-    private var shuttingDown = false
-    private var flushScheduled = false
-    private var templates: Templates?
+    @exclusivity(unchecked) private var slots: [ConnectionSlot] = []
+    @exclusivity(unchecked) private var ready = JobQueue()
+    @exclusivity(unchecked) private var inFlight = InFlightJobs()
+    @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
+    @exclusivity(unchecked) private var finished: [RowResult] = []
+    @exclusivity(unchecked) private var retryPolicy: RetryPolicy
+    @exclusivity(unchecked) private var waitingForWork = false
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var shuttingDown = false
+    @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) private var templates: Templates?
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor

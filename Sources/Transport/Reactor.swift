@@ -1,4 +1,4 @@
-import COpenSSL  // <sys/epoll.h> and <sys/eventfd.h>: see the transport section of its shim.h
+import CLinux  // epoll, eventfd
 import Glibc
 import Synchronization
 

@@ -105,12 +105,15 @@ struct SendCommand: ParsableCommand {
 
     func run() throws {
         let setup = try SendSetup(command: self)
+        defer { setup.mock?.stop() }
         let campaign = Campaign(configuration: setup.configuration)
-        let signals = SignalWatch(campaign: campaign)
-        defer {
-            signals.cancel()
-            setup.mock?.stop()
-        }
+        // SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
+        // records the rest as aborted, writes every file and exits 2. Only the run control is
+        // captured: the last reference to TLS or key objects must not end on the signal thread.
+        let signals = try StopSignals.install()
+        let control = campaign.control
+        signals.forward { control.stop(.interrupted(signal: $0)) }
+        defer { signals.cancel() }
         let result: Campaign.Result
         do {
             result = try campaign.run()
@@ -133,30 +136,5 @@ struct SendCommand: ParsableCommand {
         text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
         text += "summary:     \(outputDirectory)/summary.json\n"
         writeStandardError(text)
-    }
-}
-
-/// SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
-/// records the rest as aborted, writes every file and exits 2.
-final class SignalWatch {
-    private let sources: [any DispatchSourceSignal]
-
-    init(campaign: Campaign) {
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            // Only the run control is captured: the handler and its captures are released on a
-            // dispatch thread, which must never hold the last reference to TLS or key objects.
-            let control = campaign.control
-            source.setEventHandler { control.stop(.interrupted(signal: number)) }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
     }
 }
