@@ -12,7 +12,7 @@ import Testing
         process.executableURL = Binary.url
         process.arguments = arguments
         if let stdin { process.standardInput = stdin }
-        FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
+        _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
         process.standardOutput = FileHandle.nullDevice
         try process.run()
