@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "APNs", "CNGHTTP2", "COpenSSL", "CZstd"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "CZstd"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "CZstd", "MockAPNs"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs"]),
         .testTarget(name: "EndToEndTests", dependencies: ["APNs", "CZstd"]),
     ],

@@ -1,0 +1,67 @@
+import Transport
+
+/// The reader thread: CSV rows → jobs for the workers, rejected rows straight to the writer.
+/// After a stop, it keeps reading so that every remaining row is still recorded (as the stop cause
+/// says), because every row must appear in the result log exactly once.
+final class Reader: Sendable {
+    private let source: SendableBox<CSVSource>
+    private let shared: CampaignShared
+    private let writer: ResultWriter
+
+    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
+        self.source = source
+        self.shared = shared
+        self.writer = writer
+    }
+
+    func run() {
+        let decoder = shared.decoder
+        var rows = 0
+        var jobs: [Job] = []
+        var records: [RowResult] = []
+        do {
+            while let batch = try source.value.nextBatch() {
+                for index in batch.indices {
+                    rows += 1
+                    switch decoder.decode(batch, at: index) {
+                    case .rejected(let reason):
+                        records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                                 outcome: .rejected, reason: reason))
+                    case .send(let job):
+                        // The flag is one atomic load; the cause behind it takes a lock, so only
+                        // a stopping run reads it.
+                        if shared.control.isStopping {
+                            records.append(shared.stop.record(job))
+                        } else {
+                            jobs.append(job)
+                        }
+                    }
+                }
+                hand(&jobs, &records)
+            }
+        } catch {
+            // Only without the prescan can the input fail mid-run: the rest of the file is lost to
+            // us, so the run ends with what was read.
+            shared.control.stop(.fatal(detail: error.description))
+        }
+        hand(&jobs, &records)
+        shared.work.close()
+        shared.stop.recordQueuedWork()
+        writer.rowsRead.store(rows, ordering: .releasing)
+        // The writer may be waiting for a full batch of records that will never come.
+        shared.outcomes.wakeConsumer()
+    }
+
+    private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
+        if !records.isEmpty { shared.outcomes.put(moving: &records) }
+        records.removeAll(keepingCapacity: true)
+        if !jobs.isEmpty {
+            shared.work.put(moving: &jobs)
+            // The queue closed first: these rows are recorded as the stop says.
+            shared.stop.recordAndHand(jobs)
+        }
+        jobs.removeAll(keepingCapacity: true)
+        // The watch may have emptied the queue before these jobs went in.
+        shared.stop.recordQueuedWork()
+    }
+}
