@@ -9,8 +9,8 @@ import APNs
 /// whole batch alive.
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
-/// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches it; it moves
-/// between threads only through `HandOffQueue`s.
+/// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
+/// it; it moves between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
     /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.

@@ -2,8 +2,8 @@ import APNs
 import Transport
 
 /// One reactor thread's share of a campaign: the jobs its connections (its `ConnectionPool`) pull,
-/// the answers they get, the retries it owns. Everything here runs on `reactor`'s thread; other threads reach it only through
-/// `reactor.execute`.
+/// the answers they get, the retries it owns. Everything here runs on `reactor`'s thread; other
+/// threads reach it only through `reactor.execute`.
 ///
 /// The pull model: whenever a connection has a free stream slot it takes the next job — first from
 /// this worker's ready list (retries that are due, resends), then a batch from the shared work
