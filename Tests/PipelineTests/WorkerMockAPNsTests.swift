@@ -8,22 +8,25 @@ import Testing
 /// connection and a stop do to the rows on it.
 @Suite(.serialized)
 struct WorkerMockAPNsTests {
-    /// Endpoint 0 answers every request 500 InternalServerError, endpoint 1 answers normally; the
-    /// pool's fill order tries endpoint 0 first. Each row endpoint 0 took is retried on endpoint 1
-    /// and delivered there: were the retry to go back to endpoint 0, it would fail again up to
+    /// Endpoint 0 answers every request 500 InternalServerError at once, endpoint 1 answers
+    /// normally after 100 ms (so that endpoint 0 gets rows before endpoint 1 is done); the pool's
+    /// fill order tries endpoint 0 first. Each row endpoint 0 took is retried on endpoint 1 and
+    /// delivered there: were the retry to go back to endpoint 0, it would fail again up to
     /// `maxAttempts` and give up.
     @Test func aRetryAfter500GoesToAnotherConnection() throws {
         var failing = MockAPNsConfiguration()
         failing.failures = [MockAPNsFailureRate(status: 500, rate: 1.0)]
-        let mocks = try MockEndpoints([failing, MockAPNsConfiguration()])
+        var healthy = MockAPNsConfiguration()
+        healthy.latencyMilliseconds = 100
+        let mocks = try MockEndpoints([failing, healthy])
         let run = try InProcessCampaign.run(rows: 400, mocks: mocks) {
             $0.maxAttempts = 3
             $0.retryBaseMilliseconds = 200
             $0.retryMaxMilliseconds = 400
         }
-        let healthy = mocks.endpoints[1].description
+        let second = mocks.endpoints[1].description
         #expect(mocks.servers[0].stats().byStatus[500, default: 0] > 0, "endpoint 0 took no row: nothing was retried")
-        let stray = run.records.filter { $0.outcome != .delivered || $0.endpoint != healthy }
+        let stray = run.records.filter { $0.outcome != .delivered || $0.endpoint != second }
         #expect(stray.isEmpty, "\(stray.count) rows not delivered by endpoint 1, e.g. \(stray.first.map(\.jsonLine) ?? "")")
         #expect(run.result.exitStatus == 0)
     }
@@ -73,5 +76,30 @@ struct WorkerMockAPNsTests {
         #expect(unfinished.contains { $0.attempts == 1 }, "no row was in flight when the run stopped")
         #expect(unfinished.contains { $0.attempts == 0 }, "no row was still queued when the run stopped")
         #expect(run.records.count { $0.outcome == .delivered } < 100)
+    }
+
+    /// The result log cannot be written (it is /dev/full: every write fails with ENOSPC) while
+    /// rows are still being answered: the run stops, and the rows it did not finish are `aborted`
+    /// with reason `OutputError` — a full disk is not bad input.
+    @Test func aResultLogThatCannotBeWrittenStopsTheRunWithOutputError() throws {
+        var slow = MockAPNsConfiguration()
+        slow.latencyMilliseconds = 300
+        let mocks = try MockEndpoints([slow])
+        let run = try InProcessCampaign.run(rows: 3_000, mocks: mocks, configure: {
+            $0.maxStreams = 50
+            $0.stopGraceSeconds = 0.1
+        }, prepareOutput: { directory in
+            try FileManager.default.createSymbolicLink(atPath: directory + "/results.jsonl.zst",
+                                                       withDestinationPath: "/dev/full")
+        })
+        guard case .outputFailed(let detail) = run.result.stopCause else {
+            Issue.record("stopped by \(String(describing: run.result.stopCause)), not by the result log")
+            return
+        }
+        #expect(detail.contains("results.jsonl.zst"), "\(detail)")
+        #expect(run.result.exitStatus == 2)
+        #expect(run.result.summary.byReason["OutputError", default: 0] > 0)
+        #expect(run.result.summary.byReason["InputError"] == nil)
+        #expect(run.result.summary.counts[.aborted] == run.result.summary.byReason["OutputError"])
     }
 }
