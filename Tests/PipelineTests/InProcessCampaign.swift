@@ -50,15 +50,15 @@ struct InProcessCampaign {
     /// while the campaign runs on another. Checks the accounting every run must keep: in the
     /// summary, and in the result log unless `prepareOutput` (given the output directory before
     /// the run) made it unreadable (then `records` is empty).
-    static func run(rows: Int, mocks: MockEndpoints, configure: (inout CampaignConfiguration) -> Void = { _ in },
+    static func run(rows: Int, mocks: MockEndpoints, source: TokenSource? = nil,
+                    configure: (inout CampaignConfiguration) -> Void = { _ in },
                     prepareOutput: ((String) throws -> Void)? = nil,
                     whileRunning: (Campaign) -> Void = { _ in }) throws -> InProcessCampaign {
         let directory = try TemporaryDirectory()
         var csv = "device_token\n"
         for row in 1...rows { csv += token(row) + "\n" }
         let input = try directory.write("campaign.csv", csv)
-        let source = try TokenSource(signingKey: try SigningKey.generate(), keyID: try .init("ABC123DEFG"),
-                                     teamID: try .init("DEF123GHIJ"))
+        let source = try source ?? tokenSource()
         var configuration = CampaignConfiguration(
             inputPath: input, authentication: .token(source), endpoints: mocks.endpoints,
             tls: try TLSContext.client(additionalTrust: .authority(mocks.authority)),
@@ -101,6 +101,12 @@ struct InProcessCampaign {
         #expect(Set(records.map(\.row)) == Set(1...rows))
         for record in records { #expect(record.deviceToken == token(record.row)) }
         return InProcessCampaign(result: result, records: records)
+    }
+
+    /// A provider token source with a fresh key (the mocks check only that a token is present).
+    static func tokenSource() throws -> TokenSource {
+        try TokenSource(signingKey: try SigningKey.generate(), keyID: try .init("ABC123DEFG"),
+                        teamID: try .init("DEF123GHIJ"))
     }
 
     struct CampaignTimedOut: Error {}

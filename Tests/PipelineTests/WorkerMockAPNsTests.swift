@@ -102,4 +102,20 @@ struct WorkerMockAPNsTests {
         #expect(run.result.summary.byReason["InputError"] == nil)
         #expect(run.result.summary.counts[.aborted] == run.result.summary.byReason["OutputError"])
     }
+
+    /// APNs answers one row 403 ExpiredProviderToken: the run's provider token is signed again and
+    /// the row is sent again, with the new token, and delivered; nothing else changes.
+    @Test func anExpiredProviderTokenIsRegeneratedAndTheRowSentAgain() throws {
+        var expiring = MockAPNsConfiguration()
+        expiring.scripted[InProcessCampaign.token(3)] = .init(status: 403, reason: "ExpiredProviderToken", times: 1)
+        let mocks = try MockEndpoints([expiring])
+        let source = try InProcessCampaign.tokenSource()
+        let first = source.current
+        let run = try InProcessCampaign.run(rows: 20, mocks: mocks, source: source)
+        #expect(source.current != first, "the provider token was not regenerated")
+        let row = try #require(run.records.first { $0.row == 3 })
+        #expect(row.outcome == .delivered && row.attempts == 2)
+        #expect(run.records.allSatisfy { $0.outcome == .delivered })
+        #expect(run.result.exitStatus == 0)
+    }
 }
