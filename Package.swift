@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV", "CLinux"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "CNGHTTP2", "COpenSSL"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "MockAPNs"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs"]),
         // Runs the built binary (`swift build` first): it imports none of the modules.
         .testTarget(name: "EndToEndTests"),

@@ -1,7 +1,7 @@
 import Transport
 
 /// One of the campaign's `--connections`: which endpoint and address it uses, and its
-/// reconnect state. Owned by its worker's thread.
+/// reconnect state. Kept by a `ConnectionPool`, on its reactor thread.
 final class ConnectionSlot {
     let id: Int
     let endpointIndex: Int
