@@ -26,10 +26,12 @@ public final class Campaign: Sendable {
         case input(InputFileError)
         case noPayload(path: String)
         case output(path: String, detail: String)
+        case campaignDirectory(CampaignDirectoryError)
 
         public var description: String {
             switch self {
             case .input(let error): error.description
+            case .campaignDirectory(let error): error.description
             case .noPayload(let path):
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
@@ -62,11 +64,9 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.outputDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw SetupError.output(path: configuration.outputDirectory, detail: error.localizedDescription)
-        }
+        let directory: CampaignDirectory
+        do { directory = try CampaignDirectory.prepare(configuration, expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
+        if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
@@ -74,13 +74,13 @@ public final class Campaign: Sendable {
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
-                                      showProgress: configuration.showProgress, startedAt: startedAt)
+                                      showProgress: configuration.showProgress, startedAt: startedAt, resumed: directory.resumed)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared)
-        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer)
+        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer, done: directory.resumed?.done)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)
@@ -183,21 +183,26 @@ final class Reader: Sendable {
     private let source: SendableBox<CSVSource>
     private let shared: CampaignShared
     private let writer: ResultWriter
+    /// `--resume`: rows already recorded, skipped here; nil otherwise.
+    private let done: DoneRows?
 
-    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
+    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?) {
         self.source = source
         self.shared = shared
         self.writer = writer
+        self.done = done
     }
 
     func run() {
         let decoder = shared.decoder
+        let done = self.done
         var rows = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
         do {
             while let batch = try source.value.nextBatch() {
                 for index in batch.indices {
+                    if let done, done.contains(batch.number(at: index)) { continue }
                     rows += 1
                     switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):

@@ -81,6 +81,7 @@ struct SendSetup {
             inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
             outputDirectory: command.out ?? Self.defaultOutputDirectory())
         configuration.prescan = !command.noPrescan
+        configuration.resume = command.resume
         configuration.defaultPayload = payload
         configuration.defaults = defaults
         configuration.connections = command.connections

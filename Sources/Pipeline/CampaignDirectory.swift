@@ -1,0 +1,90 @@
+import Foundation
+
+/// `--out` as a campaign's home: a fresh run claims it (campaign.json first, so a crash at any
+/// later point leaves a resumable campaign) and refuses one that holds a campaign already; a
+/// `--resume` run checks the input is the campaign's, reads what is recorded, and carries it over.
+struct CampaignDirectory {
+    /// Set for a resumed campaign; nil for a fresh one.
+    let resumed: ResumedLog?
+    /// Set when `--resume` found every row recorded: the campaign's summary, and nothing to send.
+    let finished: Summary?
+
+    static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
+    static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
+    static func deadTokensPath(_ directory: String) -> String { directory + "/dead-tokens.csv" }
+
+    /// `expectedRows` is the prescan's count, when there was one.
+    static func prepare(_ configuration: CampaignConfiguration, expectedRows: Int?) throws(CampaignDirectoryError) -> CampaignDirectory {
+        let directory = configuration.outputDirectory
+        let recordPath = recordPath(directory), logPath = logPath(directory)
+        let hasRecord = access(recordPath, F_OK) == 0, hasLog = access(logPath, F_OK) == 0
+        let inFlightLimit = configuration.connections * configuration.maxStreams
+        guard configuration.resume else {
+            if hasRecord || hasLog { throw .campaignExists(directory: directory) }
+            try start(configuration, inFlightLimit: inFlightLimit)
+            return CampaignDirectory(resumed: nil, finished: nil)
+        }
+        let fingerprint = try InputFingerprint.of(path: configuration.inputPath)
+        guard hasRecord else {
+            if hasLog { throw .logWithoutRecord(directory: directory) }
+            try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
+            return CampaignDirectory(resumed: nil, finished: nil)
+        }
+        var record = try CampaignRecord.read(path: recordPath)
+        guard let recorded = record.fingerprint else {
+            throw .recordedInputNotRegular(directory: directory, recordedPath: record.input)
+        }
+        guard recorded == fingerprint else {
+            throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
+        }
+        let log = try ResumedLog.load(logPath: logPath, deadTokensPath: deadTokensPath(directory))
+        if let rows = expectedRows, log.done.missing(through: rows) == 0 {
+            var summary = log.summary
+            summary.rows = rows
+            summary.carriedRows = rows
+            summary.resentAfterCrash = record.resentAfterCrash
+            summary.exitStatus = 0
+            do { try log.deadTokens.close() } catch { throw .output(path: deadTokensPath(directory), detail: error.description) }
+            // A crash after the last frame but before summary.json: the campaign's summary is due.
+            let summaryPath = directory + "/summary.json"
+            if access(summaryPath, F_OK) != 0 && !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
+                throw .output(path: summaryPath, detail: "cannot create it")
+            }
+            return CampaignDirectory(resumed: nil, finished: summary)
+        }
+        record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit)
+        record.inFlightLimit = inFlightLimit
+        record.runs += 1
+        try record.write(path: recordPath)
+        log.summary.resentAfterCrash = record.resentAfterCrash
+        return CampaignDirectory(resumed: log, finished: nil)
+    }
+
+    /// Rows this resume sends again whose answer may have arrived before the crash. The log holds
+    /// final records only, so a row the crashed run had sent but not yet logged has no record. It
+    /// was surely sent if its number is below the highest recorded row (a gap: in flight, in a
+    /// retry, or answered in the last unflushed second); past that row, the crashed run can have
+    /// had at most its in-flight limit (connections × max streams) unanswered plus about one
+    /// frame's worth (the last complete frame's records) answered but unflushed. An upper bound,
+    /// by design: a row counted here may not have reached APNs, a row not counted has not.
+    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int) -> Int {
+        let gaps = log.done.highest - log.done.count
+        let window = inFlightLimit + log.recordsInLastFrame
+        let beyond = expectedRows.map { Swift.max(0, $0 - log.done.highest) } ?? window
+        return gaps + Swift.min(window, beyond)
+    }
+
+    private static func start(_ configuration: CampaignConfiguration, inFlightLimit: Int,
+                              fingerprint: InputFingerprint? = nil) throws(CampaignDirectoryError) {
+        let directory = configuration.outputDirectory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: directory, detail: error.localizedDescription)
+        }
+        // A pipe or stdin has no fingerprint: the campaign runs, and cannot be resumed.
+        let print = fingerprint ?? (try? InputFingerprint.of(path: configuration.inputPath))
+        try CampaignRecord(input: configuration.inputPath, fingerprint: print, inFlightLimit: inFlightLimit)
+            .write(path: recordPath(directory))
+    }
+}
