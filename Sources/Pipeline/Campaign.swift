@@ -50,6 +50,8 @@ public final class Campaign: Sendable {
         let configuration = self.configuration
         let expectedRows: Int?
         let source: CSVSource
+        let claim: CampaignDirectory.Claim
+        do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
             if configuration.prescan {
                 let prescan = try Prescan.run(path: configuration.inputPath)
@@ -65,7 +67,7 @@ public final class Campaign: Sendable {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
         let directory: CampaignDirectory
-        do { directory = try CampaignDirectory.prepare(configuration, expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
+        do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
 
         let shared = CampaignShared(configuration: configuration, control: control)

@@ -13,51 +13,73 @@ struct CampaignDirectory {
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
     static func deadTokensPath(_ directory: String) -> String { directory + "/dead-tokens.csv" }
 
-    /// `expectedRows` is the prescan's count, when there was one.
-    static func prepare(_ configuration: CampaignConfiguration, expectedRows: Int?) throws(CampaignDirectoryError) -> CampaignDirectory {
+    /// Checks `--out` before the input is read: refuses a campaign's directory without
+    /// `--resume`, and with it a different input or one that is not a regular file. Writes nothing.
+    static func check(_ configuration: CampaignConfiguration) throws(CampaignDirectoryError) -> Claim {
         let directory = configuration.outputDirectory
-        let recordPath = recordPath(directory), logPath = logPath(directory)
-        let hasRecord = access(recordPath, F_OK) == 0, hasLog = access(logPath, F_OK) == 0
-        let inFlightLimit = configuration.connections * configuration.maxStreams
+        let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = access(logPath(directory), F_OK) == 0
         guard configuration.resume else {
             if hasRecord || hasLog { throw .campaignExists(directory: directory) }
-            try start(configuration, inFlightLimit: inFlightLimit)
-            return CampaignDirectory(resumed: nil, finished: nil)
+            return Claim(configuration: configuration, fingerprint: nil, record: nil)
         }
         let fingerprint = try InputFingerprint.of(path: configuration.inputPath)
         guard hasRecord else {
             if hasLog { throw .logWithoutRecord(directory: directory) }
-            try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
-            return CampaignDirectory(resumed: nil, finished: nil)
+            return Claim(configuration: configuration, fingerprint: fingerprint, record: nil)
         }
-        var record = try CampaignRecord.read(path: recordPath)
+        let record = try CampaignRecord.read(path: recordPath(directory))
         guard let recorded = record.fingerprint else {
             throw .recordedInputNotRegular(directory: directory, recordedPath: record.input)
         }
         guard recorded == fingerprint else {
             throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
         }
-        let log = try ResumedLog.load(logPath: logPath, deadTokensPath: deadTokensPath(directory))
-        if let rows = expectedRows, log.done.missing(through: rows) == 0 {
+        return Claim(configuration: configuration, fingerprint: fingerprint, record: record)
+    }
+
+    /// A checked `--out`, taken once the input has passed its own checks.
+    struct Claim {
+        let configuration: CampaignConfiguration
+        let fingerprint: InputFingerprint?
+        /// The campaign being resumed; nil for a fresh one.
+        let record: CampaignRecord?
+
+        /// Starts the campaign (campaign.json first) or carries the recorded one over.
+        /// `expectedRows` is the prescan's count, when there was one.
+        func take(expectedRows: Int?) throws(CampaignDirectoryError) -> CampaignDirectory {
+            let directory = configuration.outputDirectory
+            let inFlightLimit = configuration.connections * configuration.maxStreams
+            guard var record else {
+                try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
+                return CampaignDirectory(resumed: nil, finished: nil)
+            }
+            let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
+            if let rows = expectedRows, log.done.missing(through: rows) == 0 {
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record))
+            }
+            record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit)
+            record.inFlightLimit = inFlightLimit
+            record.runs += 1
+            try record.write(path: recordPath(directory))
+            log.summary.resentAfterCrash = record.resentAfterCrash
+            return CampaignDirectory(resumed: log, finished: nil)
+        }
+
+        /// Every row is recorded: the summary says so, and is written if a crash came before it.
+        private func finish(_ log: ResumedLog, rows: Int, record: CampaignRecord) throws(CampaignDirectoryError) -> Summary {
             var summary = log.summary
             summary.rows = rows
             summary.carriedRows = rows
             summary.resentAfterCrash = record.resentAfterCrash
             summary.exitStatus = 0
+            let directory = configuration.outputDirectory
             do { try log.deadTokens.close() } catch { throw .output(path: deadTokensPath(directory), detail: error.description) }
-            // A crash after the last frame but before summary.json: the campaign's summary is due.
             let summaryPath = directory + "/summary.json"
             if access(summaryPath, F_OK) != 0 && !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
                 throw .output(path: summaryPath, detail: "cannot create it")
             }
-            return CampaignDirectory(resumed: nil, finished: summary)
+            return summary
         }
-        record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit)
-        record.inFlightLimit = inFlightLimit
-        record.runs += 1
-        try record.write(path: recordPath)
-        log.summary.resentAfterCrash = record.resentAfterCrash
-        return CampaignDirectory(resumed: log, finished: nil)
     }
 
     /// Rows this resume sends again whose answer may have arrived before the crash. The log holds

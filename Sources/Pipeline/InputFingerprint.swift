@@ -32,13 +32,14 @@ public struct InputFingerprint: Equatable, Sendable, Codable {
     /// The file's fingerprint; `notRegular` for a pipe, a device or stdin (they cannot be read
     /// twice, so a campaign from one cannot be resumed).
     public static func of(path: String) throws(CampaignDirectoryError) -> InputFingerprint {
-        let descriptor = path == "-" ? -1 : open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if path == "-" { throw .inputNotRegular(path: path) }
-            throw .inputUnreadable(path: path, detail: String(cString: strerror(errno)))
-        }
-        defer { _ = close(descriptor) }
+        // stat before open: opening a FIFO with no writer would block.
         var info = stat()
+        guard path != "-" else { throw .inputNotRegular(path: path) }
+        guard stat(path, &info) == 0 else { throw .inputUnreadable(path: path, detail: String(cString: strerror(errno))) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .inputNotRegular(path: path) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw .inputUnreadable(path: path, detail: String(cString: strerror(errno))) }
+        defer { _ = close(descriptor) }
         guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw .inputNotRegular(path: path)
         }
