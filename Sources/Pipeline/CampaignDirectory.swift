@@ -88,11 +88,13 @@ struct CampaignDirectory {
     /// retry, or answered in the last unflushed second); past that row, the crashed run can have
     /// had at most its in-flight limit (connections × max streams) unanswered plus about one
     /// frame's worth (the last complete frame's records) answered but unflushed. An upper bound,
-    /// by design: a row counted here may not have reached APNs, a row not counted has not.
+    /// by design: a row counted here may not have reached APNs, a row not counted has not. Rows
+    /// recorded `aborted` are resent too, but not counted: the run that stopped recorded them.
+    /// Counted per crash: a row resent after two crashes counts twice.
     static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int) -> Int {
-        let gaps = log.done.highest - log.done.count
+        let gaps = log.unrecordedThroughHighest
         let window = inFlightLimit + log.recordsInLastFrame
-        let beyond = expectedRows.map { Swift.max(0, $0 - log.done.highest) } ?? window
+        let beyond = expectedRows.map { Swift.max(0, $0 - log.highestRecorded) } ?? window
         return gaps + Swift.min(window, beyond)
     }
 

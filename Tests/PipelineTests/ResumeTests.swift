@@ -78,6 +78,28 @@ import Testing
 
     // MARK: continuing the log
 
+    @Test func abortedRowsAreLeftOutOfTheResumedLogSoTheyAreSentAgain() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("results.jsonl.zst")
+        let log = try ResultLog(path: path, maxFrameBytes: 2048)
+        let records = ResultLogTests.sampleRecords(200).map { record -> ResultRecord in
+            guard record.row > 150 else { return record }
+            return ResultRecord(row: record.row, deviceToken: "tok\(record.row)", outcome: .aborted, reason: "Interrupted")
+        }
+        for record in records { try log.append(record) }
+        try log.close()
+        let resumed = try ResumedLog.load(logPath: path, deadTokensPath: directory.path("dead-tokens.csv"))
+        #expect(resumed.done.count == 150 && !resumed.done.contains(151))
+        #expect(resumed.summary.counts[.aborted] == 0)
+        #expect(resumed.keptBytes == (try directory.read("results.jsonl.zst").count))
+        let reader = try ResultLogReader(path: path)
+        var back: [ResultRecord] = []
+        while let record = try reader.next() { back.append(record) }
+        #expect(back == Array(records.prefix(150)), "the log keeps every finished row and no aborted one")
+        // Every row had a record (the run was stopped, not killed): nothing is resent after a crash.
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10) == 0)
+    }
+
     @Test func aResumedLogCutsTheCutFrameOffAndAppendsValidFrames() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("results.jsonl.zst")
