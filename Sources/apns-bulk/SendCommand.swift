@@ -17,14 +17,16 @@ struct SendCommand: ParsableCommand {
             misconfiguration, a signal); 3 finished but some rows gave up.
             --endpoint mock runs an APNs emulator in this process, so a campaign can be rehearsed
             with no Apple account (a fresh signing key is made when none is given).
-            An --out that holds a campaign is never overwritten: without --resume the run stops
-            (exit 1). After a crash, kill or reboot, run the same command with --resume: it checks
-            the input is the same file, skips every row results.jsonl.zst records, sends the rest
-            and appends to the same log; dead-tokens.csv and summary.json then cover the whole
-            campaign, and summary.json's resent_after_crash says how many rows were sent again
-            whose answer may have arrived before the crash. --resume on a finished campaign says so
-            and exits 0; on a directory with no campaign it starts one. It needs a regular file as
-            --input (not a pipe or stdin).
+            An --out that holds a campaign is never overwritten: without --resume the
+            run stops (exit 1). After a crash, kill, reboot or SIGTERM, run the same
+            command plus --resume: it checks the input is the same file, skips every
+            row results.jsonl.zst records (rows recorded aborted are sent again),
+            sends the rest and appends to the same log; dead-tokens.csv and
+            summary.json then cover the whole campaign, and summary.json's
+            resent_after_crash counts the rows sent again whose answer may have
+            arrived before a crash (an upper bound). --resume on a finished campaign
+            says so and exits 0; on a directory with no campaign it starts one.
+            It needs --input to be a regular file (.csv or .csv.zst), not a pipe.
             """
     )
 
