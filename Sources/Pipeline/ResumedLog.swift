@@ -5,6 +5,7 @@ import Transport
 
 /// What a resumed campaign carries over from its result log: the rows already recorded, their
 /// counts for the summary, dead-tokens.csv rebuilt from them, and where the new frames go.
+/// Built before the run starts, then handed to the writer thread (and `done` to the reader).
 final class ResumedLog {
     let done: DoneRows
     /// The old records' counts, reasons and latencies: the new run's summary starts from these.
