@@ -82,7 +82,8 @@ public final class Campaign: Sendable {
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared)
-        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer, done: directory.resumed?.done)
+        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer, done: directory.resumed?.done,
+                            sentMark: directory.sentMark)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)
@@ -187,12 +188,15 @@ final class Reader: Sendable {
     private let writer: ResultWriter
     /// `--resume`: rows already recorded, skipped here; nil otherwise.
     private let done: DoneRows?
+    /// Raised before a batch's rows are handed on: what a crash may have sent.
+    private let sentMark: SentMark?
 
-    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?) {
+    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?, sentMark: SentMark?) {
         self.source = source
         self.shared = shared
         self.writer = writer
         self.done = done
+        self.sentMark = sentMark
     }
 
     func run() {
@@ -203,6 +207,7 @@ final class Reader: Sendable {
         var records: [RowResult] = []
         do {
             while let batch = try source.value.nextBatch() {
+                if let last = batch.numbers.last { sentMark?.cover(last) }
                 for index in batch.indices {
                     if let done, done.contains(batch.number(at: index)) { continue }
                     rows += 1

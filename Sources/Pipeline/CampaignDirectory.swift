@@ -8,6 +8,8 @@ struct CampaignDirectory {
     let resumed: ResumedLog?
     /// Set when `--resume` found every row recorded: the campaign's summary, and nothing to send.
     let finished: Summary?
+    /// The reader's mark of rows possibly sent (nil only when finished).
+    let sentMark: SentMark?
 
     static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
@@ -51,18 +53,19 @@ struct CampaignDirectory {
             let inFlightLimit = configuration.connections * configuration.maxStreams
             guard var record else {
                 try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
-                return CampaignDirectory(resumed: nil, finished: nil)
+                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory))
             }
             let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
             if let rows = expectedRows, log.done.missing(through: rows) == 0 {
-                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record))
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil)
             }
-            record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit)
+            record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit,
+                                                      sentThrough: SentMark.read(directory: directory))
             record.inFlightLimit = inFlightLimit
             record.runs += 1
             try record.write(path: recordPath(directory))
             log.summary.resentAfterCrash = record.resentAfterCrash
-            return CampaignDirectory(resumed: log, finished: nil)
+            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory))
         }
 
         /// Every row is recorded: the summary says so, and is written if a crash came before it.
@@ -83,15 +86,18 @@ struct CampaignDirectory {
     }
 
     /// Rows this resume sends again whose answer may have arrived before the crash. The log holds
-    /// final records only, so a row the crashed run had sent but not yet logged has no record. It
-    /// was surely sent if its number is below the highest recorded row (a gap: in flight, in a
-    /// retry, or answered in the last unflushed second); past that row, the crashed run can have
-    /// had at most its in-flight limit (connections × max streams) unanswered plus about one
-    /// frame's worth (the last complete frame's records) answered but unflushed. An upper bound,
-    /// by design: a row counted here may not have reached APNs, a row not counted has not. Rows
-    /// recorded `aborted` are resent too, but not counted: the run that stopped recorded them.
-    /// Counted per crash: a row resent after two crashes counts twice.
-    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int) -> Int {
+    /// final records only, so a row the crashed run had sent but not yet logged has no record.
+    /// The crashed run's `sent-through` mark bounds the rows it can have sent: every row up to it
+    /// without a record is counted (an upper bound, over by at most the mark's step and the
+    /// reader's queue). Without a mark (a run of an older apns-bulk, a failed write), the count
+    /// is every unrecorded row below the highest recorded one plus, past it, at most the crashed
+    /// run's in-flight limit (connections × max streams) and one frame's worth of answers.
+    /// Rows recorded `aborted` are sent again too, but not counted: the run that stopped
+    /// recorded them. Counted per crash: a row sent again after two crashes counts twice.
+    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int, sentThrough: Int?) -> Int {
+        if let sentThrough {
+            return log.unrecorded(through: expectedRows.map { Swift.min($0, sentThrough) } ?? sentThrough)
+        }
         let gaps = log.unrecordedThroughHighest
         let window = inFlightLimit + log.recordsInLastFrame
         let beyond = expectedRows.map { Swift.max(0, $0 - log.highestRecorded) } ?? window

@@ -8,6 +8,8 @@ import Transport
 /// Built before the run starts, then handed to the writer thread (and `done` to the reader).
 final class ResumedLog {
     let done: DoneRows
+    /// Rows recorded `aborted`: sent again, but not counted as resent after a crash.
+    private(set) var aborted = DoneRows()
     /// The old records' counts, reasons and latencies: the new run's summary starts from these.
     var summary: Summary
     /// dead-tokens.csv, rewritten with the old records' dead tokens and left open for the new ones.
@@ -61,6 +63,7 @@ final class ResumedLog {
             let keptBytes = aborted.count == 0 ? reader.completeBytes : try rewriteWithout(aborted, logPath: logPath)
             let log = ResumedLog(done: done, summary: summary, deadTokens: deadTokens, keptBytes: keptBytes,
                                  recordsInLastFrame: reader.recordsInLastFrame, cutFrame: reader.cutFrame)
+            log.aborted = aborted
             log.highestRecorded = Swift.max(done.highest, aborted.highest)
             log.unrecordedThroughHighest = Swift.max(0, log.highestRecorded - done.count - aborted.count)
             return log
@@ -81,6 +84,12 @@ final class ResumedLog {
     private(set) var highestRecorded = 0
     /// Rows up to `highestRecorded` with no record at all: what a crash left behind it.
     private(set) var unrecordedThroughHighest = 0
+
+    /// Rows 1...`row` with no record at all (`aborted` counts as a record here).
+    func unrecorded(through row: Int) -> Int {
+        guard row > 0 else { return 0 }
+        return Swift.max(0, done.missing(through: row) + aborted.missing(through: row) - row)
+    }
 
     /// The log's complete records but the aborted ones (and any second record of a row), written
     /// to a new file that then replaces the log. Returns the new file's size.

@@ -6,7 +6,8 @@ import Testing
 @Suite(.serialized) struct SendResumeTests {
     typealias Rig = SendCampaignTests.Rig
 
-    /// Starts `send` (plus `extra`), kills it with SIGKILL after `seconds`, and waits for it.
+    /// Starts `send` (plus `extra`), kills it with SIGKILL `seconds` after it began handing rows
+    /// to its connections (its `sent-through` mark left 0), and waits for it.
     static func sendKilled(_ rig: Rig, _ mock: MockServerProcess, input: String, out: String, after seconds: Double,
                            extra: [String]) throws {
         let process = Process()
@@ -14,7 +15,14 @@ import Testing
         process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: input, out: out) + extra
         FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
+        let mark = out + "/sent-through"
+        try? FileManager.default.removeItem(atPath: mark)
         try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline
+                && Int((try? String(contentsOfFile: mark, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 == 0 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         Thread.sleep(forTimeInterval: seconds)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -54,7 +62,7 @@ import Testing
         let mock = try rig.mock(["--latency-ms", "2"])
         let out = rig.scratch.path("out-killed")
         var generator = SystemRandomNumberGenerator()
-        let delays = (0..<3).map { _ in Double.random(in: 0.3...1.6, using: &generator) }
+        let delays = (0..<3).map { _ in Double.random(in: 0.05...1.2, using: &generator) }
         for (index, delay) in delays.enumerated() {
             try Self.sendKilled(rig, mock, input: rig.csv, out: out, after: delay, extra: index == 0 ? [] : ["--resume"])
         }
@@ -96,7 +104,7 @@ import Testing
         try #require(try Command.run("/usr/bin/zstd", ["-q", withOverrides, "-o", compressed]).status == 0)
         let mock = try rig.mock(["--latency-ms", "2"])
         let out = rig.scratch.path("out-zst")
-        try Self.sendKilled(rig, mock, input: compressed, out: out, after: 0.8, extra: [])
+        try Self.sendKilled(rig, mock, input: compressed, out: out, after: 0.5, extra: [])
         let run = try Self.send(rig, mock, input: compressed, out: out, ["--resume"])
         mock.stop()
         #expect(run.result.status == 0, "\(run.result.stderr)")
@@ -105,7 +113,7 @@ import Testing
         #expect(try run.summary["delivered"] as? Int == rows - rig.totals.invalid)
         let resent = try run.summary["resent_after_crash"] as? Int ?? -1
         let twice = try Self.deliveredTwice(mock)
-        #expect(resent > 0 && resent < rows && twice <= resent, "resent \(resent), delivered twice \(twice)")
+        #expect(resent > 0 && resent <= rows && twice <= resent, "resent \(resent), delivered twice \(twice)")
     }
 
     @Test func aCampaignStoppedBySigtermIsFinishedByResumeWhichResendsItsAbortedRows() throws {

@@ -72,8 +72,26 @@ import Testing
         let resumed = try ResumedLog.load(logPath: logPath, deadTokensPath: directory.path("dead-tokens.csv"))
         #expect(resumed.recordsInLastFrame == 10)
         // One gap (row 50), then at most 7 in flight + 10 answered-unflushed past row 110.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 1000, inFlightLimit: 7) == 1 + 17)
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 115, inFlightLimit: 7) == 1 + 5)
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 1000, inFlightLimit: 7, sentThrough: nil) == 1 + 17)
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 115, inFlightLimit: 7, sentThrough: nil) == 1 + 5)
+        // With the crashed run's mark: every unrecorded row up to it (row 50, rows 111...400).
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 1000, inFlightLimit: 7, sentThrough: 400) == 1 + 290)
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 300, inFlightLimit: 7, sentThrough: 400) == 1 + 190)
+    }
+
+    @Test func theSentMarkIsWrittenAheadOfTheRowsHandedOn() throws {
+        let directory = try TemporaryDirectory()
+        #expect(SentMark.read(directory: directory.url.path) == nil)
+        let mark = try SentMark(directory: directory.url.path, step: 100)
+        #expect(SentMark.read(directory: directory.url.path) == 0)
+        mark.cover(1)
+        #expect(SentMark.read(directory: directory.url.path) == 101)
+        mark.cover(101)
+        #expect(SentMark.read(directory: directory.url.path) == 101, "no write while the mark covers the row")
+        mark.cover(150)
+        #expect(SentMark.read(directory: directory.url.path) == 250)
+        _ = try SentMark(directory: directory.url.path)
+        #expect(SentMark.read(directory: directory.url.path) == 0, "a new run starts from nothing sent")
     }
 
     // MARK: continuing the log
@@ -97,7 +115,8 @@ import Testing
         while let record = try reader.next() { back.append(record) }
         #expect(back == Array(records.prefix(150)), "the log keeps every finished row and no aborted one")
         // Every row had a record (the run was stopped, not killed): nothing is resent after a crash.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10) == 0)
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10, sentThrough: nil) == 0)
+        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10, sentThrough: 4296) == 0)
     }
 
     @Test func aResumedLogCutsTheCutFrameOffAndAppendsValidFrames() throws {
