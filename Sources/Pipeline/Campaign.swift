@@ -76,7 +76,7 @@ public final class Campaign: Sendable {
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
-                                      showProgress: configuration.showProgress, startedAt: startedAt, resumed: directory.resumed)
+                                      showProgress: configuration.showProgress, startedAt: startedAt, directory: directory)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }

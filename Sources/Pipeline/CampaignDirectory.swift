@@ -10,24 +10,28 @@ struct CampaignDirectory {
     let finished: Summary?
     /// The reader's mark of rows possibly sent (nil only when finished).
     let sentMark: SentMark?
+    /// Held for the whole run: no second run uses the directory meanwhile.
+    let lock: CampaignLock
 
     static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
     static func deadTokensPath(_ directory: String) -> String { directory + "/dead-tokens.csv" }
 
     /// Checks `--out` before the input is read: refuses a campaign's directory without
-    /// `--resume`, and with it a different input or one that is not a regular file. Writes nothing.
+    /// `--resume`, and with it a different input or one that is not a regular file, and a
+    /// directory another run holds. Writes nothing but the directory itself.
     static func check(_ configuration: CampaignConfiguration) throws(CampaignDirectoryError) -> Claim {
         let directory = configuration.outputDirectory
+        let lock = try CampaignLock(directory: directory)
         let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = access(logPath(directory), F_OK) == 0
         guard configuration.resume else {
             if hasRecord || hasLog { throw .campaignExists(directory: directory) }
-            return Claim(configuration: configuration, fingerprint: nil, record: nil)
+            return Claim(configuration: configuration, fingerprint: nil, record: nil, lock: lock)
         }
         let fingerprint = try InputFingerprint.of(path: configuration.inputPath)
         guard hasRecord else {
             if hasLog { throw .logWithoutRecord(directory: directory) }
-            return Claim(configuration: configuration, fingerprint: fingerprint, record: nil)
+            return Claim(configuration: configuration, fingerprint: fingerprint, record: nil, lock: lock)
         }
         let record = try CampaignRecord.read(path: recordPath(directory))
         guard let recorded = record.fingerprint else {
@@ -36,7 +40,7 @@ struct CampaignDirectory {
         guard recorded == fingerprint else {
             throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
         }
-        return Claim(configuration: configuration, fingerprint: fingerprint, record: record)
+        return Claim(configuration: configuration, fingerprint: fingerprint, record: record, lock: lock)
     }
 
     /// A checked `--out`, taken once the input has passed its own checks.
@@ -45,6 +49,7 @@ struct CampaignDirectory {
         let fingerprint: InputFingerprint?
         /// The campaign being resumed; nil for a fresh one.
         let record: CampaignRecord?
+        let lock: CampaignLock
 
         /// Starts the campaign (campaign.json first) or carries the recorded one over.
         /// `expectedRows` is the prescan's count, when there was one.
@@ -53,11 +58,11 @@ struct CampaignDirectory {
             let inFlightLimit = configuration.connections * configuration.maxStreams
             guard var record else {
                 try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
-                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory))
+                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
             }
             let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
             if let rows = expectedRows, log.done.missing(through: rows) == 0 {
-                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil)
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil, lock: lock)
             }
             record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit,
                                                       sentThrough: SentMark.read(directory: directory))
@@ -65,7 +70,7 @@ struct CampaignDirectory {
             record.runs += 1
             try record.write(path: recordPath(directory))
             log.summary.resentAfterCrash = record.resentAfterCrash
-            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory))
+            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
         }
 
         /// Every row is recorded: the summary says so, and is written if a crash came before it.

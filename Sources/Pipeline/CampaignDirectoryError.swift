@@ -2,6 +2,7 @@
 /// or `--resume` cannot continue it. Found before anything is sent (exit 1).
 public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
     case campaignExists(directory: String)
+    case busy(directory: String)
     case inputNotRegular(path: String)
     case inputUnreadable(path: String, detail: String)
     case differentInput(directory: String, recordedPath: String, path: String)
@@ -16,6 +17,9 @@ public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
         case .campaignExists(let directory):
             "\(directory) already holds a campaign (campaign.json, results.jsonl.zst): nothing was overwritten; "
                 + "add --resume to continue it (rows already recorded are skipped), or give another --out DIR"
+        case .busy(let directory):
+            "another apns-bulk is running the campaign in \(directory) (it holds the directory's lock): nothing was "
+                + "sent; let it finish, or give another --out DIR"
         case .inputNotRegular(let path):
             "--resume needs the input to be a regular file (it reads the file again and skips the rows already "
                 + "recorded); \(path) is a pipe, a device or stdin: write the campaign to a file first"

@@ -18,6 +18,7 @@ final class ResultWriter: @unchecked Sendable {
     private let expectedRows: Int?
     /// Rows recorded by the campaign's earlier runs (`--resume`).
     private let carriedRows: Int
+    private let campaignDirectory: CampaignDirectory?
     private(set) var summary: Summary
     private(set) var writeError: String?
 
@@ -25,9 +26,12 @@ final class ResultWriter: @unchecked Sendable {
     let rowsRead = Atomic<Int>(-1)
     let recorded = Atomic<Int>(0)
 
-    /// `resumed`: the campaign's earlier runs, whose records this run's files and summary keep.
+    /// `directory`: the campaign's `--out`, held (and its lock with it) until the writer goes;
+    /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
-         showProgress: Bool, startedAt: ContinuousClock.Instant, resumed: ResumedLog? = nil) throws {
+         showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil) throws {
+        let resumed = directory?.resumed
+        campaignDirectory = directory
         self.queue = queue
         self.control = control
         self.startedAt = startedAt

@@ -165,6 +165,27 @@ import Testing
         #expect(requests == 500)
     }
 
+    @Test func aSecondRunOfACampaignStillRunningIsRefused() throws {
+        let rig = try Rig(rows: 20_000, seed: 20)
+        let mock = try rig.mock(["--latency-ms", "5"])
+        defer { mock.stop() }
+        let out = rig.scratch.path("out-busy")
+        let first = Process()
+        first.executableURL = Binary.url
+        first.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer { if first.isRunning { kill(first.processIdentifier, SIGKILL); first.waitUntilExit() } }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: out + "/sent-through") && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let second = try Self.send(rig, mock, input: rig.csv, out: out, ["--resume"])
+        #expect(first.isRunning, "the first run was still going")
+        #expect(second.result.status == 1)
+        #expect(second.result.stderr.contains("another apns-bulk is running the campaign"), "\(second.result.stderr)")
+    }
+
     @Test func resumeWithADifferentInputIsRefused() throws {
         let rig = try Rig(rows: 500, seed: 15)
         let mock = try rig.mock()
