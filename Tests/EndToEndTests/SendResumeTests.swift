@@ -13,7 +13,7 @@ import Testing
         let process = Process()
         process.executableURL = Binary.url
         process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: input, out: out) + extra
-        FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
+        _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
         let mark = out + "/sent-through"
         try? FileManager.default.removeItem(atPath: mark)
