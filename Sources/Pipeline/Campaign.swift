@@ -26,10 +26,12 @@ public final class Campaign: Sendable {
         case input(InputFileError)
         case noPayload(path: String)
         case output(path: String, detail: String)
+        case campaignDirectory(CampaignDirectoryError)
 
         public var description: String {
             switch self {
             case .input(let error): error.description
+            case .campaignDirectory(let error): error.description
             case .noPayload(let path):
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
@@ -48,6 +50,8 @@ public final class Campaign: Sendable {
         let configuration = self.configuration
         let expectedRows: Int?
         let source: CSVSource
+        let claim: CampaignDirectory.Claim
+        do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
             if configuration.prescan {
                 let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
@@ -63,11 +67,9 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.outputDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw SetupError.output(path: configuration.outputDirectory, detail: error.localizedDescription)
-        }
+        let directory: CampaignDirectory
+        do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
+        if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
@@ -75,13 +77,14 @@ public final class Campaign: Sendable {
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
-                                      showProgress: configuration.showProgress, startedAt: startedAt)
+                                      showProgress: configuration.showProgress, startedAt: startedAt, directory: directory)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared)
-        let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer)
+        let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
+                            sentMark: directory.sentMark)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)

@@ -44,6 +44,8 @@ public struct CampaignConfiguration: Sendable {
     public var pingTimeoutSeconds = 10.0
     public var responseTimeoutSeconds = 30.0
     public var outputDirectory: String
+    /// `--resume`: continue the campaign in `outputDirectory`, skipping rows it has recorded.
+    public var resume = false
     public var showProgress = false
     /// Seeds the jitter of retries and reconnects.
     public var seed: UInt64 = 0x5EED

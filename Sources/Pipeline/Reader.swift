@@ -7,21 +7,36 @@ final class Reader: Sendable {
     private let source: ThreadBound<CSVSource>
     private let shared: CampaignShared
     private let writer: ResultWriter
+    /// `--resume`: rows already recorded, skipped here; nil otherwise.
+    private let done: DoneRows?
+    /// Raised before a batch's rows are handed on: what a crash may have sent.
+    private let sentMark: SentMark?
 
-    init(source: ThreadBound<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
+    init(source: ThreadBound<CSVSource>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
+         sentMark: SentMark?) {
         self.source = source
         self.shared = shared
         self.writer = writer
+        self.done = done
+        self.sentMark = sentMark
     }
 
     func run() {
         let decoder = shared.decoder
+        let done = self.done
         var rows = 0
+        /// The last row number read (`rows` leaves out the rows a resumed run skips).
+        var lastRow = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
         do {
             while let batch = try source.value.nextBatch() {
+                if let last = batch.numbers.last {
+                    sentMark?.cover(last)
+                    lastRow = last
+                }
                 for index in batch.indices {
+                    if let done, done.contains(batch.number(at: index)) { continue }
                     rows += 1
                     switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):
@@ -44,7 +59,7 @@ final class Reader: Sendable {
             // and are sent as usual; the row at it is aborted (InputError); the rest cannot be read.
             if let stop = source.value.stoppedAt {
                 rows += 1
-                records.append(stop.record(row: rows))
+                records.append(stop.record(row: lastRow + 1))
             }
         }
         hand(&jobs, &records)

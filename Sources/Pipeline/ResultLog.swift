@@ -1,4 +1,7 @@
 import ZstdFile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes results.jsonl.zst as a sequence of zstd frames: a frame per flush, at least every
 /// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a
@@ -11,15 +14,20 @@ public final class ResultLog {
     @exclusivity(unchecked) private var lastFlush: ContinuousClock.Instant
     @exclusivity(unchecked) public private(set) var recordsWritten = 0
 
-    public init(path: String, flushInterval: Duration = .seconds(1), maxFrameBytes: Int = 1 << 20,
-                now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
+    /// `appendingAfter`: a resumed campaign's log keeps its first that many bytes (its complete
+    /// frames; a frame a crash cut is cut off, so the file stays valid zstd) and gains new frames.
+    public init(path: String, appendingAfter keptBytes: Int? = nil, flushInterval: Duration = .seconds(1),
+                maxFrameBytes: Int = 1 << 20, now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
+        if let keptBytes, truncate(path, off_t(keptBytes)) != 0, errno != ENOENT {
+            throw .write(path: path, errno: errno)
+        }
         self.path = path
         // Level 1, not zstd's default 3: at level 3 compression was a tenth of `send`'s CPU
         // (benchmarks/RESULTS.md); JSON lines this repetitive still shrink about tenfold at level 1.
         // A 2^11-entry hash table instead of level 1's default: these lines' matches are near
         // (the keys of the line before), and the small table stays in cache: `zstd -b1` on 83.6 MB
         // of result lines, 580–650 → 680–710 MB/s, and 4.77 → 4.84 × smaller.
-        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11)
+        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, appending: keptBytes != nil)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now

@@ -32,6 +32,11 @@ public final class ResultLogReader {
     private var line = 0
     private var ended = false
     public private(set) var cutFrame: CutFrame?
+    /// Compressed bytes up to the end of the last complete frame read: where a resumed run's
+    /// frames go.
+    public private(set) var completeBytes = 0
+    /// Records of the last complete frame read (a resume's measure of one flush's worth).
+    public private(set) var recordsInLastFrame = 0
 
     public init(path: String) throws(ResultLogError) {
         self.path = path
@@ -72,13 +77,17 @@ public final class ResultLogReader {
             case .frameEnd: try parseFrame(); return
             case .end:
                 ended = true
-                try parseFrame()
+                if !frame.isEmpty { try parseFrame() }
                 return
             }
         }
     }
 
     private func parseFrame() throws(ResultLogError) {
+        defer {
+            completeBytes = reader.compressedOffset
+            recordsInLastFrame = records.count
+        }
         var start = 0
         while start < frame.count {
             let end = frame[start...].firstIndex(of: 10) ?? frame.count

@@ -14,25 +14,42 @@ final class ResultWriter: @unchecked Sendable {
     private let control: RunControl
     private let progress: ProgressLine?
     private let startedAt: ContinuousClock.Instant
-    /// The prescan's row count, if there was one.
+    /// This run's share of the prescan's row count, if there was one.
     private let expectedRows: Int?
+    /// Rows recorded by the campaign's earlier runs (`--resume`).
+    private let carriedRows: Int
+    private let campaignDirectory: CampaignDirectory?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
 
-    /// Rows the reader produced; -1 until the reader is done.
+    /// Rows the reader produced (rows a resumed run skips not included); -1 until the reader is done.
     let rowsRead = Atomic<Int>(-1)
     let recorded = Atomic<Int>(0)
 
+    /// `directory`: the campaign's `--out`, held (and its lock with it) until the writer goes;
+    /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
-         showProgress: Bool, startedAt: ContinuousClock.Instant) throws {
+         showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil) throws {
+        let resumed = directory?.resumed
+        campaignDirectory = directory
         self.queue = queue
         self.control = control
         self.startedAt = startedAt
-        self.expectedRows = expectedRows
-        log = try ResultLog(path: outputDirectory + "/results.jsonl.zst")
-        deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
-        summary = Summary(rows: expectedRows ?? 0)
-        progress = showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
+        // This run's rows: the campaign's less those recorded before.
+        let carried = resumed?.done.count ?? 0
+        self.expectedRows = expectedRows.map { Swift.max(0, $0 - carried) }
+        self.carriedRows = carried
+        if let resumed {
+            log = try ResultLog(path: outputDirectory + "/results.jsonl.zst", appendingAfter: resumed.keptBytes)
+            deadTokens = resumed.deadTokens
+            summary = resumed.summary
+            summary.rows = expectedRows ?? carried
+        } else {
+            log = try ResultLog(path: outputDirectory + "/results.jsonl.zst")
+            deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
+            summary = Summary(rows: expectedRows ?? 0)
+        }
+        progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt) : nil
     }
 
     /// Runs on the writer thread until every row is recorded.
@@ -63,6 +80,7 @@ final class ResultWriter: @unchecked Sendable {
             if (expected >= 0 && count >= expected) || !open { break }
         }
         progress?.finish(done: count, counts: summary.counts)
+        if carriedRows > 0 { summary.rows = Swift.max(summary.rows, carriedRows + Swift.max(0, rowsRead.load(ordering: .acquiring))) }
         finishFiles()
     }
 

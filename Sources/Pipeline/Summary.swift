@@ -16,6 +16,13 @@ public struct Summary: Sendable {
     public var retriedRows = 0
     /// Where reading the input stopped early (`input_stopped_at_line`); nil when read to the end.
     public var inputStop: InputStop?
+    /// `--resume`: rows recorded by the campaign's earlier runs (counted in `counts` too).
+    public var carriedRows = 0
+    /// `--resume`: of those, the rows APNs answered, left out of this run's rate.
+    public var carriedAnswered = 0
+    /// `--resume`: rows sent again after crashes whose answer may have arrived before the crash,
+    /// over the whole campaign (an upper-bound estimate; README, "Resuming a campaign").
+    public var resentAfterCrash = 0
 
     public init(rows: Int = 0) { self.rows = rows }
 
@@ -33,15 +40,17 @@ public struct Summary: Sendable {
     /// The accounting invariant: every row ended in exactly one outcome.
     public var accountingHolds: Bool { counts.accountsFor(rows: rows) }
 
-    /// Rows APNs answered with a final status (delivered, unregistered, bad_token, failed) per second.
+    /// Rows APNs answered with a final status (delivered, unregistered, bad_token, failed) per
+    /// second of this run (a resumed run's rate leaves the earlier runs' answers out).
     public var notificationsPerSecond: Double {
         guard elapsedSeconds > 0 else { return 0 }
-        let answered = counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed]
-        return Double(answered) / elapsedSeconds
+        return Double(answeredRows - carriedAnswered) / elapsedSeconds
     }
 
+    var answeredRows: Int { counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed] }
+
     /// summary.json: `rows`, one key per outcome, `by_reason`, `elapsed_s`, `notifications_per_s`,
-    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`.
+    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`, `resent_after_crash`.
     public var json: String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\n  \"rows\": ".utf8)
@@ -79,6 +88,8 @@ public struct Summary: Sendable {
         }
         out.append(contentsOf: "],\n  \"exit_status\": ".utf8)
         JSONText.appendInteger(Int64(exitStatus), to: &out)
+        out.append(contentsOf: ",\n  \"resent_after_crash\": ".utf8)
+        JSONText.appendInteger(Int64(resentAfterCrash), to: &out)
         if let inputStop {
             out.append(contentsOf: ",\n  \"input_stopped_at_line\": ".utf8)
             JSONText.appendInteger(Int64(inputStop.line), to: &out)
@@ -94,6 +105,9 @@ public struct Summary: Sendable {
         lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
+        if carriedRows > 0 {
+            lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
+        }
         if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
         lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
                      + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "

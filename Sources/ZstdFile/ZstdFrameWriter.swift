@@ -19,13 +19,14 @@ public final class ZstdFrameWriter {
     /// Compressed bytes written so far.
     @exclusivity(unchecked) public private(set) var bytesWritten = 0
 
-    /// Creates (or truncates) `path`. `hashLog`, when given, overrides the level's match-finder
-    /// table size (log2 of its entries).
-    public init(path: String, level: Int32 = 3, hashLog: Int32? = nil) throws(ZstdWriteError) {
+    /// Creates (or truncates) `path`; with `appending`, adds frames after what the file holds
+    /// (a resumed result log). `hashLog`, when given, overrides the level's match-finder table
+    /// size (log2 of its entries).
+    public init(path: String, level: Int32 = 3, hashLog: Int32? = nil, appending: Bool = false) throws(ZstdWriteError) {
         guard let context = ZSTD_createCCtx() else {
             throw .compress(path: path, detail: "out of memory creating a zstd context")
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (appending ? O_APPEND : O_TRUNC), 0o644)
         guard descriptor >= 0 else {
             let code = errno
             ZSTD_freeCCtx(context)

@@ -17,6 +17,16 @@ struct SendCommand: ParsableCommand {
             misconfiguration, a signal); 3 finished but some rows gave up.
             --endpoint mock runs an APNs emulator in this process, so a campaign can be rehearsed
             with no Apple account (a fresh signing key is made when none is given).
+            An --out that holds a campaign is never overwritten: without --resume the
+            run stops (exit 1). After a crash, kill, reboot or SIGTERM, run the same
+            command plus --resume: it checks the input is the same file, skips every
+            row results.jsonl.zst records (rows recorded aborted are sent again),
+            sends the rest and appends to the same log; dead-tokens.csv and
+            summary.json then cover the whole campaign, and summary.json's
+            resent_after_crash counts the rows sent again whose answer may have
+            arrived before a crash (an upper bound). --resume on a finished campaign
+            says so and exits 0; on a directory with no campaign it starts one.
+            It needs --input to be a regular file (.csv or .csv.zst), not a pipe.
             """
     )
 
@@ -93,6 +103,8 @@ struct SendCommand: ParsableCommand {
     var out: String?
     @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
     var progress: ProgressChoice = .auto
+    @Flag(help: "Continue the campaign in --out after a crash: skip the rows it has recorded, send the rest.")
+    var resume = false
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
     var config: String?
 
@@ -130,7 +142,11 @@ struct SendCommand: ParsableCommand {
     }
 
     private func report(_ result: Campaign.Result, outputDirectory: String) {
-        var text = result.summary.humanText
+        let summary = result.summary
+        if resume && summary.carriedRows > 0 && summary.carriedRows == summary.rows {
+            writeStandardError("the campaign in \(outputDirectory) is already finished: every one of its \(summary.rows) rows has a record; nothing was sent\n")
+        }
+        var text = summary.humanText
         if let cause = result.stopCause { text += "stopped: \(cause.message)\n" }
         text += "results:     \(outputDirectory)/results.jsonl.zst\n"
         text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"

@@ -82,6 +82,7 @@ struct SendSetup {
             outputDirectory: command.out ?? Self.defaultOutputDirectory())
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
+        configuration.resume = command.resume
         configuration.defaultPayload = payload
         configuration.defaults = defaults
         configuration.connections = command.connections

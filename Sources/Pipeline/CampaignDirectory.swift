@@ -1,0 +1,125 @@
+import Foundation
+
+/// `--out` as a campaign's home: a fresh run claims it (campaign.json first, so a crash at any
+/// later point leaves a resumable campaign) and refuses one that holds a campaign already; a
+/// `--resume` run checks the input is the campaign's, reads what is recorded, and carries it over.
+struct CampaignDirectory {
+    /// Set for a resumed campaign; nil for a fresh one.
+    let resumed: ResumedLog?
+    /// Set when `--resume` found every row recorded: the campaign's summary, and nothing to send.
+    let finished: Summary?
+    /// The reader's mark of rows possibly sent (nil only when finished).
+    let sentMark: SentMark?
+    /// Held for the whole run: no second run uses the directory meanwhile.
+    let lock: CampaignLock
+
+    static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
+    static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
+    static func deadTokensPath(_ directory: String) -> String { directory + "/dead-tokens.csv" }
+
+    /// Checks `--out` before the input is read: refuses a campaign's directory without
+    /// `--resume`, and with it a different input or one that is not a regular file, and a
+    /// directory another run holds. Writes nothing but the directory itself.
+    static func check(_ configuration: CampaignConfiguration) throws(CampaignDirectoryError) -> Claim {
+        let directory = configuration.outputDirectory
+        let lock = try CampaignLock(directory: directory)
+        let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = access(logPath(directory), F_OK) == 0
+        guard configuration.resume else {
+            if hasRecord || hasLog { throw .campaignExists(directory: directory) }
+            return Claim(configuration: configuration, fingerprint: nil, record: nil, lock: lock)
+        }
+        let fingerprint = try InputFingerprint.of(path: configuration.inputPath)
+        guard hasRecord else {
+            if hasLog { throw .logWithoutRecord(directory: directory) }
+            return Claim(configuration: configuration, fingerprint: fingerprint, record: nil, lock: lock)
+        }
+        let record = try CampaignRecord.read(path: recordPath(directory))
+        guard let recorded = record.fingerprint else {
+            throw .recordedInputNotRegular(directory: directory, recordedPath: record.input)
+        }
+        guard recorded == fingerprint else {
+            throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
+        }
+        return Claim(configuration: configuration, fingerprint: fingerprint, record: record, lock: lock)
+    }
+
+    /// A checked `--out`, taken once the input has passed its own checks.
+    struct Claim {
+        let configuration: CampaignConfiguration
+        let fingerprint: InputFingerprint?
+        /// The campaign being resumed; nil for a fresh one.
+        let record: CampaignRecord?
+        let lock: CampaignLock
+
+        /// Starts the campaign (campaign.json first) or carries the recorded one over.
+        /// `expectedRows` is the prescan's count, when there was one.
+        func take(expectedRows: Int?) throws(CampaignDirectoryError) -> CampaignDirectory {
+            let directory = configuration.outputDirectory
+            let inFlightLimit = configuration.connections * configuration.maxStreams
+            guard var record else {
+                try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
+                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
+            }
+            let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
+            if let rows = expectedRows, log.done.missing(through: rows) == 0 {
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil, lock: lock)
+            }
+            record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit,
+                                                      sentThrough: SentMark.read(directory: directory))
+            record.inFlightLimit = inFlightLimit
+            record.runs += 1
+            try record.write(path: recordPath(directory))
+            log.summary.resentAfterCrash = record.resentAfterCrash
+            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
+        }
+
+        /// Every row is recorded: the summary says so, and is written if a crash came before it.
+        private func finish(_ log: ResumedLog, rows: Int, record: CampaignRecord) throws(CampaignDirectoryError) -> Summary {
+            var summary = log.summary
+            summary.rows = rows
+            summary.carriedRows = rows
+            summary.resentAfterCrash = record.resentAfterCrash
+            summary.exitStatus = 0
+            let directory = configuration.outputDirectory
+            do { try log.deadTokens.close() } catch { throw .output(path: deadTokensPath(directory), detail: error.description) }
+            let summaryPath = directory + "/summary.json"
+            if access(summaryPath, F_OK) != 0 && !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
+                throw .output(path: summaryPath, detail: "cannot create it")
+            }
+            return summary
+        }
+    }
+
+    /// Rows this resume sends again whose answer may have arrived before the crash. The log holds
+    /// final records only, so a row the crashed run had sent but not yet logged has no record.
+    /// The crashed run's `sent-through` mark bounds the rows it can have sent: every row up to it
+    /// without a record is counted (an upper bound, over by at most the mark's step and the
+    /// reader's queue). Without a mark (a run of an older apns-bulk, a failed write), the count
+    /// is every unrecorded row below the highest recorded one plus, past it, at most the crashed
+    /// run's in-flight limit (connections × max streams) and one frame's worth of answers.
+    /// Rows recorded `aborted` are sent again too, but not counted: the run that stopped
+    /// recorded them. Counted per crash: a row sent again after two crashes counts twice.
+    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int, sentThrough: Int?) -> Int {
+        if let sentThrough {
+            return log.unrecorded(through: expectedRows.map { Swift.min($0, sentThrough) } ?? sentThrough)
+        }
+        let gaps = log.unrecordedThroughHighest
+        let window = inFlightLimit + log.recordsInLastFrame
+        let beyond = expectedRows.map { Swift.max(0, $0 - log.highestRecorded) } ?? window
+        return gaps + Swift.min(window, beyond)
+    }
+
+    private static func start(_ configuration: CampaignConfiguration, inFlightLimit: Int,
+                              fingerprint: InputFingerprint? = nil) throws(CampaignDirectoryError) {
+        let directory = configuration.outputDirectory
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .output(path: directory, detail: error.localizedDescription)
+        }
+        // A pipe or stdin has no fingerprint: the campaign runs, and cannot be resumed.
+        let print = fingerprint ?? (try? InputFingerprint.of(path: configuration.inputPath))
+        try CampaignRecord(input: configuration.inputPath, fingerprint: print, inFlightLimit: inFlightLimit)
+            .write(path: recordPath(directory))
+    }
+}

@@ -1,0 +1,45 @@
+/// Why `--out` cannot take this run: a campaign is there already (and `--resume` was not given),
+/// or `--resume` cannot continue it. Found before anything is sent (exit 1).
+public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
+    case campaignExists(directory: String)
+    case busy(directory: String)
+    case inputNotRegular(path: String)
+    case inputUnreadable(path: String, detail: String)
+    case differentInput(directory: String, recordedPath: String, path: String)
+    case recordedInputNotRegular(directory: String, recordedPath: String)
+    case logWithoutRecord(directory: String)
+    case unreadableRecord(path: String, detail: String)
+    case unreadableLog(detail: String)
+    case output(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .campaignExists(let directory):
+            "\(directory) already holds a campaign (campaign.json, results.jsonl.zst): nothing was overwritten; "
+                + "add --resume to continue it (rows already recorded are skipped), or give another --out DIR"
+        case .busy(let directory):
+            "another apns-bulk is running the campaign in \(directory) (it holds the directory's lock): nothing was "
+                + "sent; let it finish, or give another --out DIR"
+        case .inputNotRegular(let path):
+            "--resume needs the input to be a regular file (it reads the file again and skips the rows already "
+                + "recorded); \(path) is a pipe, a device or stdin: write the campaign to a file first"
+        case .inputUnreadable(let path, let detail):
+            "cannot read \(path) to check it is the campaign's input: \(detail)"
+        case .differentInput(let directory, let recordedPath, let path):
+            "\(path) is not the input of the campaign in \(directory) (it was \(recordedPath); size or content differs): "
+                + "--resume continues a campaign only with the same file; give that file, or another --out DIR"
+        case .recordedInputNotRegular(let directory, let recordedPath):
+            "the campaign in \(directory) read \(recordedPath), a pipe or stdin, which cannot be read again: it cannot be "
+                + "resumed; give another --out DIR"
+        case .logWithoutRecord(let directory):
+            "\(directory) holds results.jsonl.zst but no campaign.json (written by an older apns-bulk, or not by "
+                + "apns-bulk): --resume cannot check the input is the same; give another --out DIR"
+        case .unreadableRecord(let path, let detail):
+            "cannot read \(path): \(detail); --resume needs the campaign.json its campaign began with"
+        case .unreadableLog(let detail):
+            "cannot resume: \(detail)"
+        case .output(let path, let detail):
+            "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
+        }
+    }
+}

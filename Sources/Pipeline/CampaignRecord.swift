@@ -1,0 +1,49 @@
+import Foundation
+
+/// campaign.json in `--out`: written before the first row is sent, so that `--resume` can tell the
+/// campaign is there, check the input is the same file, and estimate what a crash made it resend.
+/// Rows are numbered by their place in the input alone (no option renumbers them), so the input's
+/// fingerprint is all that row numbering depends on.
+struct CampaignRecord: Codable, Equatable {
+    var format = 1
+    /// The input as `--input` named it (for messages; the fingerprint decides).
+    var input: String
+    /// nil when the input was a pipe, a device or stdin: such a campaign cannot be resumed.
+    var fingerprint: InputFingerprint?
+    /// How the fingerprint was taken, for a reader of the file.
+    var fingerprintMethod = "size, and SHA-256 of the whole file up to 4 MiB or of its first and last MiB and 64 evenly spaced 4 KiB blocks"
+    /// The latest run's connections × max streams: what it may have had in flight when it ended.
+    var inFlightLimit: Int
+    /// Runs of this campaign so far, the first included.
+    var runs = 1
+    /// Rows sent again after crashes, over every resume so far (an estimate; see CampaignDirectory).
+    var resentAfterCrash = 0
+
+    enum CodingKeys: String, CodingKey {
+        case format, input, fingerprint, runs
+        case fingerprintMethod = "fingerprint_method"
+        case inFlightLimit = "in_flight_limit"
+        case resentAfterCrash = "resent_after_crash"
+    }
+
+    static func read(path: String) throws(CampaignDirectoryError) -> CampaignRecord {
+        do {
+            return try JSONDecoder().decode(CampaignRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw .unreadableRecord(path: path, detail: "\(error)")
+        }
+    }
+
+    /// Written to a temporary name and renamed, so a crash leaves the old file or the new one.
+    func write(path: String) throws(CampaignDirectoryError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        do {
+            var data = try encoder.encode(self)
+            data.append(0x0A)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw .output(path: path, detail: "\(error)")
+        }
+    }
+}

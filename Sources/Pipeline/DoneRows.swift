@@ -1,0 +1,49 @@
+/// The rows of a campaign that already have a record in its result log, by row number: one bit
+/// per row, so a resumed 10-million-row campaign holds 1.25 MB for it, not a set of integers.
+/// Built before the run, then only read (by the reader thread).
+public struct DoneRows: Sendable {
+    private var words: [UInt64] = []
+    /// Rows marked.
+    public private(set) var count = 0
+    /// The highest row marked; 0 when none.
+    public private(set) var highest = 0
+
+    public init() {}
+
+    /// Marks `row` (1-based); false when it was marked already or is not a row number.
+    @discardableResult
+    public mutating func insert(_ row: Int) -> Bool {
+        guard row > 0 else { return false }
+        let word = row >> 6
+        if word >= words.count {
+            // Doubling, so a log read in row order grows the array a logarithmic number of times.
+            words.append(contentsOf: repeatElement(0, count: Swift.max(word + 1 - words.count, words.count)))
+        }
+        let bit = UInt64(1) << UInt64(row & 63)
+        guard words[word] & bit == 0 else { return false }
+        words[word] |= bit
+        count += 1
+        highest = Swift.max(highest, row)
+        return true
+    }
+
+    @inline(__always)
+    public func contains(_ row: Int) -> Bool {
+        let word = row >> 6
+        guard row > 0, word < words.count else { return false }
+        return words[word] & (UInt64(1) << UInt64(row & 63)) != 0
+    }
+
+    /// Rows 1...`rows` without a mark.
+    public func missing(through rows: Int) -> Int {
+        var marked = 0
+        let fullWords = Swift.min((rows + 1) >> 6, words.count)
+        for index in 0..<fullWords { marked += words[index].nonzeroBitCount }
+        var row = fullWords << 6
+        while row <= rows {
+            if contains(row) { marked += 1 }
+            row += 1
+        }
+        return rows - marked
+    }
+}
