@@ -23,7 +23,7 @@ struct CampaignDirectory {
     static func check(_ configuration: CampaignConfiguration) throws(CampaignDirectoryError) -> Claim {
         let directory = configuration.outputDirectory
         let lock = try CampaignLock(directory: directory)
-        let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = access(logPath(directory), F_OK) == 0
+        let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = holdsRecords(logPath(directory))
         guard configuration.resume else {
             if hasRecord || hasLog { throw .campaignExists(directory: directory) }
             return Claim(configuration: configuration, fingerprint: nil, record: nil, lock: lock)
@@ -41,6 +41,13 @@ struct CampaignDirectory {
             throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
         }
         return Claim(configuration: configuration, fingerprint: fingerprint, record: record, lock: lock)
+    }
+
+    /// Whether a result log is there with something in it: an empty file (a run that died before
+    /// its first flush) or a device (a test's /dev/full) records no row.
+    private static func holdsRecords(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_size > 0
     }
 
     /// A checked `--out`, taken once the input has passed its own checks.
