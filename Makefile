@@ -11,7 +11,7 @@ RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
 
-.PHONY: all deps test-deps bench-deps build release test demo bench clean
+.PHONY: all deps test-deps bench-deps build release test example demo bench clean
 
 all: build
 
@@ -58,6 +58,12 @@ test-deps: deps
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
+	@$(MAKE) --no-print-directory example
+
+# Another package that depends on this one by URL and version (a tagged clone of the working
+# tree) builds and runs a small campaign against the in-process mock: see Examples/run.sh.
+example: deps
+	SWIFT="$(SWIFT)" bash Examples/run.sh
 
 demo: release
 	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR)
@@ -66,4 +72,4 @@ bench: bench-deps release
 	@sh benchmarks/run.sh
 
 clean:
-	rm -rf .build $(DEMO_DIR)
+	rm -rf .build Examples/EmbeddedCampaign/.build $(DEMO_DIR)

@@ -140,7 +140,7 @@ private struct JSONScanner {
         i &+= 1
         // Keys and short values end in the next word: find that end here, without a call.
         if bytes.count &- i >= 8, let base = UnsafeRawPointer(bytes.baseAddress) {
-            let flags = Self.stops(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            let flags = SWAR.plainTextStops(SWAR.load(base + i))
             if flags == 0 {
                 i &+= 8
             } else {
@@ -181,8 +181,8 @@ private struct JSONScanner {
         var k = i
         let end = bytes.count
         while end &- k >= 16 {
-            let low = Self.stops(base.loadUnaligned(fromByteOffset: k, as: UInt64.self))
-            let high = Self.stops(base.loadUnaligned(fromByteOffset: k &+ 8, as: UInt64.self))
+            let low = SWAR.plainTextStops(SWAR.load(base + k))
+            let high = SWAR.plainTextStops(SWAR.load(base + (k &+ 8)))
             if low | high != 0 {
                 i = k &+ (low != 0 ? Self.firstFlagged(low) : 8 &+ Self.firstFlagged(high))
                 return
@@ -190,7 +190,7 @@ private struct JSONScanner {
             k &+= 16
         }
         if end &- k >= 8 {
-            let word = Self.stops(base.loadUnaligned(fromByteOffset: k, as: UInt64.self))
+            let word = SWAR.plainTextStops(SWAR.load(base + k))
             if word != 0 {
                 i = k &+ Self.firstFlagged(word)
                 return
@@ -205,19 +205,7 @@ private struct JSONScanner {
         i = k
     }
 
-    /// The high bit of each byte of `word` (as read from memory) that stops a string: < 0x20,
-    /// `"`, `\`, >= 0x80. The classic "has a byte less than n" / "has a zero byte" tricks, where
-    /// `(x & ~word) | word` is `x | word`. A borrow can flag a byte above a true one, never below,
-    /// so the lowest flag is exact.
-    @inline(__always)
-    static func stops(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let word = UInt64(littleEndian: word)
-        return ((word &- ones &* 0x20) | ((word ^ (ones &* 0x22)) &- ones)
-            | ((word ^ (ones &* 0x5C)) &- ones) | word) & (ones &* 0x80)
-    }
-
-    /// The position in its word of the first byte `stops` flagged.
+    /// The position in its word of the first byte `SWAR.plainTextStops` flagged.
     @inline(__always)
     static func firstFlagged(_ flags: UInt64) -> Int {
         flags.trailingZeroBitCount &>> 3

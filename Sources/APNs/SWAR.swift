@@ -31,6 +31,38 @@ public enum SWAR {
         ~(((word | 0x8080_8080_8080_8080) &- 0x0101_0101_0101_0101 &* UInt64(limit)) | word) & 0x8080_8080_8080_8080
     }
 
+    /// Bytes that end plain JSON string text (< 0x20, `"`, `\`, >= 0x80) in `word`: the classic
+    /// "has a byte less than n" / "has a zero byte" tricks, where `(x & ~word) | word` is
+    /// `x | word`. Unlike the other masks here a borrow can flag a byte above a true one (never
+    /// below), so only the lowest flag is exact, and zero means none. The JSON validator's string
+    /// scan and `isPlainText` both use it.
+    @inlinable @inline(__always)
+    public static func plainTextStops(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        return ((word &- ones &* 0x20) | ((word ^ (ones &* 0x22)) &- ones)
+            | ((word ^ (ones &* 0x5C)) &- ones) | word) & (ones &* 0x80)
+    }
+
+    /// Whether `bytes` may go between quotes in JSON as they are: printable ASCII (and DEL) other
+    /// than `"` and `\`. Eight bytes a step, then byte by byte for the tail.
+    @inlinable
+    public static func isPlainText(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return true }
+        let end = bytes.count
+        var k = 0
+        var flags: UInt64 = 0
+        while end &- k >= 8 {
+            flags |= plainTextStops(load(base + k))
+            k &+= 8
+        }
+        while k < end {
+            let c = base.load(fromByteOffset: k, as: UInt8.self)
+            if c < 0x20 || c >= 0x80 || c == 0x22 || c == 0x5C { return false }
+            k &+= 1
+        }
+        return flags == 0
+    }
+
     /// The bytes of `word` that are not hex digits (0-9, a-f, A-F). Each byte is tested on its own
     /// 7 low bits (adding at most 0x50 cannot carry out of a byte) and then refused if its top bit
     /// is set. (Only `DeviceToken` uses it, in this module.)

@@ -62,7 +62,7 @@ public final class TokenSource: Sendable {
     public static let scheduledRefreshAge: Int64 = 50 * 60
 
     /// The wall clock.
-    public static let systemClock: Clock = { Int64(time(nil)) }
+    public static let systemClock: Clock = { WallClock.seconds() }
 
     public let keyID: ProviderToken.KeyID
     public let teamID: ProviderToken.TeamID

@@ -86,19 +86,7 @@ static inline long apnsbulk_SSL_MODE_ENABLE_PARTIAL_WRITE(void) { return SSL_MOD
 
 /* Add further wrappers below, one per macro, grouped by the module that needs them. */
 
-/* ---- transport TLS (Sources/Transport: Reactor, Socket, TLS) ----
-   Swift's Glibc module does not include <sys/epoll.h> or <sys/eventfd.h>, so the Reactor reaches
-   them through this header (Transport already depends on COpenSSL). They belong in a dedicated
-   system module if one is ever added. */
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/prctl.h>
-
-/* Names the calling thread (prctl is variadic; pthread_setname_np needs _GNU_SOURCE). */
-static inline int apnsbulk_set_thread_name(const char *name) {
-    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
-}
-
+/* ---- transport TLS (Sources/Transport: TLS) ---- */
 static inline STACK_OF(X509) *apnsbulk_sk_X509_new_null(void) {
     return sk_X509_new_null();
 }

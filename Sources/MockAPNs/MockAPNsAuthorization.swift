@@ -107,11 +107,7 @@ struct MockAuthorizer {
 }
 
 /// Seconds since 1970, without Foundation.
-func unixSeconds() -> Int64 { Int64(time(nil)) }
+func unixSeconds() -> Int64 { WallClock.seconds() }
 
 /// Milliseconds since 1970, without Foundation.
-func unixMilliseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
+func unixMilliseconds() -> Int64 { WallClock.milliseconds() }

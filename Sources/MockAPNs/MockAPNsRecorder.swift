@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 
 /// `--record-out F.jsonl.zst`: one JSON object per request, appended as bytes (no Foundation),
 /// compressed by `ZstdFrameWriter` into a frame per flush. The server flushes it every second and

@@ -16,7 +16,7 @@ public final class MockAPNsServer: Sendable {
         var configuration = configuration
         if configuration.startedAtMilliseconds == 0 { configuration.startedAtMilliseconds = unixMilliseconds() }
         let recorder = try configuration.recordOutPath.map { path throws(MockAPNsError) in try MockAPNsRecorder(path: path) }
-        let bound = ReactorBoundRecorder(recorder: recorder)
+        let bound = ThreadBound(recorder)
         var trust: TLSTrust?
         if case .certificate(let clientTrust) = configuration.authentication { trust = clientTrust }
         let serverConfiguration = H2Server<MockAPNsEngine>.Configuration(
@@ -28,7 +28,7 @@ public final class MockAPNsServer: Sendable {
         let server: H2Server<MockAPNsEngine>
         do {
             server = try H2Server.start(serverConfiguration) {
-                MockAPNsEngine(configuration: frozen, recorder: bound.recorder) { stats, failure in
+                MockAPNsEngine(configuration: frozen, recorder: bound.value) { stats, failure in
                     outcome.withLock { $0 = (stats, failure) }
                 }
             }
@@ -94,10 +94,4 @@ public final class MockAPNsServer: Sendable {
 private final class StopOutcome: Sendable {
     private let state = Mutex<(MockAPNsStats, String?)?>(nil)
     func withLock<R>(_ body: (inout (MockAPNsStats, String?)?) -> R) -> R { state.withLock { body(&$0) } }
-}
-
-/// Carries the record writer (opened on the caller's thread) to the reactor thread that owns it
-/// from then on; nobody else touches it.
-private struct ReactorBoundRecorder: @unchecked Sendable {
-    let recorder: MockAPNsRecorder?
 }

@@ -20,17 +20,24 @@ final class CSVParser {
     let keepsFields: Bool
     private let parser: UnsafeMutablePointer<csv_parser>
 
-    private(set) var header: CSVHeader?
-    private var headerNames: [String] = []
-    private var columnOfField: [Int] = []
-    private(set) var error: InputFileError?
+    @exclusivity(unchecked) private(set) var header: CSVHeader?
+    @exclusivity(unchecked) private var headerNames: [String] = []
+    @exclusivity(unchecked) private var columnOfField: [Int] = []
+    @exclusivity(unchecked) private(set) var error: InputFileError?
 
-    private(set) var rowCount = 0
+    @exclusivity(unchecked) private(set) var rowCount = 0
     /// 1-based line on which the current chunk starts: the LFs of every earlier chunk, counted.
-    private var chunkStartLine = 1
-    private var fieldIndex = 0
-    private var rowProblem: CSVRowProblem?
-    private var batch = CSVBatchBuilder()
+    @exclusivity(unchecked) private var chunkStartLine = 1
+    @exclusivity(unchecked) private var fieldIndex = 0
+    @exclusivity(unchecked) private var rowProblem: CSVRowProblem?
+    @exclusivity(unchecked) private var batch = CSVBatchBuilder()
+
+    /// A column every data row must fill (the prescan's topic check; only without `keepsFields`).
+    var requiredColumn: CSVColumn?
+    private var requiredFieldIndex = -1
+    private var requiredSeen = false
+    /// The first data row whose required column is empty or absent.
+    private(set) var firstRowMissingRequired: Int?
 
     init(path: String, keepsFields: Bool) {
         self.path = path
@@ -52,22 +59,25 @@ final class CSVParser {
         var malformedLine: Int?
         chunk.withUnsafeBytes { bytes in
             guard let base = bytes.baseAddress else { return }
-            if let nul = memchr(base, 0, bytes.count) {
-                binaryLine = chunkStartLine + Self.lines(in: UnsafeRawBufferPointer(start: base, count: UnsafeRawPointer(nul) - base))
-                return
-            }
+            // The rows before a NUL are parsed, so that a reader without the prescan can still
+            // send them; the NUL's own row stays open.
+            let clean = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - base } ?? bytes.count
             // libcsv stops at the offending byte: the LFs before it, those of the open field
             // included, give its line.
-            let consumed = csv_parse(parser, base, bytes.count, onField, onRow, context)
-            if consumed != bytes.count {
+            let consumed = csv_parse(parser, base, clean, onField, onRow, context)
+            if consumed != clean {
                 malformedLine = chunkStartLine + Self.lines(in: UnsafeRawBufferPointer(start: base, count: consumed))
+                return
+            }
+            if clean != bytes.count {
+                binaryLine = chunkStartLine + Self.lines(in: UnsafeRawBufferPointer(start: base, count: clean))
                 return
             }
             chunkStartLine += Self.lines(in: bytes)
         }
-        if let binaryLine { throw .binary(path: path, line: binaryLine) }
         if let error { throw error }
         if let malformedLine { throw .malformedQuoting(path: path, line: malformedLine) }
+        if let binaryLine { throw .binary(path: path, line: binaryLine) }
         if parser.pointee.entry_pos > Self.hardFieldLimit {
             throw .fieldTooLong(path: path, line: lineOfOpenField(), limit: Self.hardFieldLimit)
         }
@@ -93,7 +103,11 @@ final class CSVParser {
             headerNames.append(String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self))
             return
         }
-        guard keepsFields, fieldIndex < columnOfField.count else { return }
+        guard keepsFields else {
+            if fieldIndex == requiredFieldIndex && count > 0 { requiredSeen = true }
+            return
+        }
+        guard fieldIndex < columnOfField.count else { return }
         let column = columnOfField[fieldIndex]
         guard column >= 0 else { return }
         if count > Self.maxFieldBytes {
@@ -111,7 +125,12 @@ final class CSVParser {
             acceptHeader()
         } else {
             rowCount += 1
-            if keepsFields { keepRow() }
+            if keepsFields {
+                keepRow()
+            } else if requiredFieldIndex >= 0 {
+                if !requiredSeen && firstRowMissingRequired == nil { firstRowMissingRequired = rowCount }
+                requiredSeen = false
+            }
         }
         fieldIndex = 0
         rowProblem = nil
@@ -138,7 +157,11 @@ final class CSVParser {
             error = .missingDeviceTokenColumn(path: path, found: names)
         }
         header = CSVHeader(names: names, columns: columns)
+        if let requiredColumn { requiredFieldIndex = columnOfField.firstIndex(of: requiredColumn.rawValue) ?? -1 }
     }
+
+    /// The line the parser has reached: where the next chunk starts.
+    var lineReached: Int { chunkStartLine }
 
     /// The line of the opening quote of the field libcsv holds open, once a whole chunk is
     /// counted: its LFs (kept in the field, unescaping drops none) are the ones after that quote.

@@ -19,12 +19,25 @@ public final class CSVSource {
     private var current: CSVBatch?
     private var currentIndex = 0
 
-    /// Opens the file and reads up to the end of the header row.
-    public init(path: String, chunkSize: Int = 256 * 1024) throws(InputFileError) {
-        self.path = path
+    /// Where reading stopped early, once `nextBatch` has thrown for a line it could not read.
+    public private(set) var stoppedAt: InputStop?
+    /// The error found after rows that were still to be handed out: thrown by the next call.
+    private var pendingError: InputFileError?
+
+    /// Whether `path` is a stream (`-` for stdin, a named pipe, a character device): it can be read
+    /// only once, so it gets no prescan.
+    public static func isStream(path: String) -> Bool { InputFile.isStream(path: path) }
+
+    /// Opens the input and reads up to the end of the header row.
+    /// - Parameters:
+    ///   - requiresTopic: the header must have a `topic` column (token auth with no `--topic`).
+    ///   - shouldStop: asked while a stream keeps us waiting; true ends the wait with `.interrupted`.
+    public init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
+                shouldStop: @escaping @Sendable () -> Bool = { false }) throws(InputFileError) {
         self.chunkSize = chunkSize
-        file = try InputFile(path: path)
-        parser = CSVParser(path: path, keepsFields: true)
+        file = try InputFile(path: path, shouldStop: shouldStop)
+        self.path = file.path
+        parser = CSVParser(path: file.path, keepsFields: true)
         chunk.reserveCapacity(chunkSize)
         while parser.header == nil {
             guard try file.read(into: &chunk, limit: chunkSize) else {
@@ -35,20 +48,32 @@ public final class CSVSource {
             try parser.parse(chunk)
         }
         guard let header = parser.header else {
-            throw file.bytesRead == 0 ? .empty(path: path) : .noHeader(path: path)
+            throw file.bytesRead == 0 ? .empty(path: file.path) : .noHeader(path: file.path)
         }
+        if requiresTopic && !header.has(.topic) { throw .noTopicColumn(path: file.path) }
         self.header = header
     }
 
     /// The next batch of rows (one read chunk's worth), or nil at the end of the file.
+    ///
+    /// When a line cannot be read (possible only without the prescan), the rows completed before
+    /// it are handed out first, `stoppedAt` says where, and the next call throws. A stop request
+    /// while waiting on a stream throws `.interrupted` and sets no `stoppedAt`.
     public func nextBatch() throws(InputFileError) -> CSVBatch? {
-        while parser.pendingRows == 0 && !finished {
-            if try file.read(into: &chunk, limit: chunkSize) {
-                try parser.parse(chunk)
-            } else {
-                try parser.finish()
-                finished = true
+        if let pendingError { throw pendingError }
+        do {
+            while parser.pendingRows == 0 && !finished {
+                if try file.read(into: &chunk, limit: chunkSize) {
+                    try parser.parse(chunk)
+                } else {
+                    try parser.finish()
+                    finished = true
+                }
             }
+        } catch {
+            if error != .interrupted(path: path) { stoppedAt = InputStop(error: error, fallback: parser.lineReached) }
+            guard parser.pendingRows > 0 else { throw error }
+            pendingError = error
         }
         return parser.pendingRows == 0 ? nil : parser.takeBatch()
     }

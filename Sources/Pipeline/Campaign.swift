@@ -50,12 +50,13 @@ public final class Campaign: Sendable {
         let source: CSVSource
         do {
             if configuration.prescan {
-                let prescan = try Prescan.run(path: configuration.inputPath)
+                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
                 expectedRows = prescan.rows
             } else {
                 expectedRows = nil
             }
-            source = try CSVSource(path: configuration.inputPath)
+            source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                   shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
         }
@@ -80,7 +81,7 @@ public final class Campaign: Sendable {
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared)
-        let reader = Reader(source: SendableBox(source), shared: shared, writer: writer)
+        let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)
@@ -101,6 +102,7 @@ public final class Campaign: Sendable {
         writerDone.wait()
 
         var summary = writer.summary
+        summary.inputStop = source.stoppedAt
         summary.rows = max(summary.rows, writer.rowsRead.load(ordering: .acquiring))
         summary.elapsedSeconds = ProgressLine.seconds(finishedAt - startedAt)
         summary.connections = configuration.connections
@@ -109,7 +111,7 @@ public final class Campaign: Sendable {
         summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
         let summaryPath = configuration.outputDirectory + "/summary.json"
         if !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
-            control.stop(.fatal(detail: "cannot write \(summaryPath)"))
+            control.stop(.outputFailed(detail: "cannot write \(summaryPath)"))
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
@@ -129,18 +131,12 @@ public final class Campaign: Sendable {
         var handles: [WorkerHandle] = []
         for index in 0..<threads {
             let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
-            handles.append(WorkerHandle(reactor: reactor, worker: SendableBox(Worker(reactor: reactor, shared: shared, index: index))))
+            handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(Worker(reactor: reactor, shared: shared, index: index))))
         }
-        // Connection i goes to endpoint i mod E and, within it, to its (i div E)-th address, so the
-        // pool spreads across every endpoint and every address each name resolves to.
-        var assignments = Array(repeating: [ConnectionSlot](), count: threads)
-        let endpointCount = configuration.endpoints.count
-        for index in 0..<configuration.connections {
-            let slot = ConnectionSlot(id: index, endpointIndex: index % endpointCount, addressIndex: index / endpointCount)
-            assignments[index % threads].append(slot)
-        }
+        let assignments = ConnectionPool.assignments(connections: configuration.connections,
+                                                     endpoints: configuration.endpoints.count, threads: threads)
         for (handle, slots) in zip(handles, assignments) {
-            let box = SendableBox(slots)
+            let box = ThreadBound(slots)
             handle.reactor.execute { handle.worker.value.start(slots: box.value) }
         }
         return handles
@@ -154,9 +150,7 @@ public final class Campaign: Sendable {
         while !writerDone.isFinished {
             if control.isStopping && !stopHandled {
                 stopHandled = true
-                shared.work.close()
-                // The reader may be done already: nobody else would ever take these jobs.
-                shared.recordQueuedWorkAsStopped()
+                shared.stop.closeWork()
                 for handle in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
             }
             if !control.isStopping {
@@ -174,88 +168,4 @@ public final class Campaign: Sendable {
             writerDone.wait(timeoutSeconds: 0.02)
         }
     }
-}
-
-/// The reader thread: CSV rows → jobs for the workers, rejected rows straight to the writer.
-/// After a stop, it keeps reading so that every remaining row is still recorded (as the stop cause
-/// says), because every row must appear in the result log exactly once.
-final class Reader: Sendable {
-    private let source: SendableBox<CSVSource>
-    private let shared: CampaignShared
-    private let writer: ResultWriter
-
-    init(source: SendableBox<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
-        self.source = source
-        self.shared = shared
-        self.writer = writer
-    }
-
-    func run() {
-        let decoder = shared.decoder
-        var rows = 0
-        var jobs: [Job] = []
-        var records: [RowResult] = []
-        do {
-            while let batch = try source.value.nextBatch() {
-                for index in batch.indices {
-                    rows += 1
-                    switch decoder.decode(batch, at: index) {
-                    case .rejected(let reason):
-                        records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
-                                                 outcome: .rejected, reason: reason))
-                    case .send(let job):
-                        // The flag is one atomic load; the cause behind it takes a lock, so only
-                        // a stopping run reads it (`stop` sets the cause before the flag).
-                        if shared.control.isStopping, let cause = shared.control.stopCause {
-                            records.append(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))
-                        } else {
-                            jobs.append(job)
-                        }
-                    }
-                }
-                hand(&jobs, &records)
-            }
-        } catch {
-            // Only without the prescan can the input fail mid-run: the rest of the file is lost to
-            // us, so the run ends with what was read.
-            shared.control.stop(.fatal(detail: error.description))
-        }
-        hand(&jobs, &records)
-        shared.work.close()
-        drainStopped()
-        writer.rowsRead.store(rows, ordering: .releasing)
-        // The writer may be waiting for a full batch of records that will never come.
-        shared.outcomes.wakeConsumer()
-    }
-
-    private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
-        if !records.isEmpty { shared.outcomes.put(moving: &records) }
-        records.removeAll(keepingCapacity: true)
-        if !jobs.isEmpty {
-            shared.work.put(moving: &jobs)
-            if !jobs.isEmpty {
-                // The queue closed first: these rows are recorded as the stop says.
-                let cause = shared.control.stopCause ?? .fatal(detail: "stopped")
-                shared.outcomes.put(jobs.map {
-                    $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
-                })
-            }
-        }
-        jobs.removeAll(keepingCapacity: true)
-        if shared.control.isStopping { drainStopped() }
-    }
-
-    private func drainStopped() { shared.recordQueuedWorkAsStopped() }
-}
-
-/// A worker and its reactor; the worker is touched only on that reactor's thread (via execute).
-struct WorkerHandle: Sendable {
-    let reactor: Reactor
-    let worker: SendableBox<Worker>
-}
-
-/// Carries a value to the one thread that will own it from then on.
-final class SendableBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

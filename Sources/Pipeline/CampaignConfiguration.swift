@@ -48,6 +48,12 @@ public struct CampaignConfiguration: Sendable {
     /// Seeds the jitter of retries and reconnects.
     public var seed: UInt64 = 0x5EED
 
+    /// Token auth with no run-wide topic: every row must bring its own (APNs answers MissingTopic).
+    var rowsNeedTopic: Bool {
+        guard case .token = authentication else { return false }
+        return defaults.topic?.isEmpty ?? true
+    }
+
     public init(inputPath: String, authentication: Authentication, endpoints: [Endpoint], tls: TLSContext,
                 outputDirectory: String) {
         self.inputPath = inputPath

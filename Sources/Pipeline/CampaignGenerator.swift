@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 
 /// Synthetic campaigns for demos and benchmarks: distinct tokens derived from a seed, a JSON
 /// payload of about `payloadBytes`, a share of invalid rows (a mix of what RowDecoder rejects), and

@@ -13,6 +13,8 @@ final class CampaignShared: Sendable {
     /// The reader's rules for rows; its run headers are what the workers send for a job without
     /// headers of its own.
     let decoder: RowDecoder
+    /// What the rows not yet done become when the run stops.
+    let stop: RunStop
 
     private let readyConnections = Atomic<Int>(0)
     private let endpoints: Mutex<[EndpointHealth]>
@@ -29,18 +31,8 @@ final class CampaignShared: Sendable {
         outcomes = HandOffQueue(capacity: 16384)
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
                              auth: configuration.authentication.kind)
+        stop = RunStop(control: control, work: work, outcomes: outcomes)
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
-    }
-
-    /// After a stop: jobs still waiting in the work queue will never be sent; record each of them
-    /// as the stop cause says. Safe from any thread, and more than once (a job is taken once).
-    func recordQueuedWorkAsStopped() {
-        guard let cause = control.stopCause else { return }
-        var left: [Job] = []
-        work.takeBatch(max: Int.max, into: &left)
-        if !left.isEmpty {
-            outcomes.put(left.map { $0.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows) })
-        }
     }
 
     var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }

@@ -1,14 +1,14 @@
 import Transport
 
 /// One of the campaign's `--connections`: which endpoint and address it uses, and its
-/// reconnect state. Owned by its worker's thread.
+/// reconnect state. Kept by a `ConnectionPool`, on its reactor thread.
 final class ConnectionSlot {
     let id: Int
     let endpointIndex: Int
     let addressIndex: Int
-    var connection: ClientConnection?
-    var endpointLabel: String?
-    var isReady = false
+    @exclusivity(unchecked) var connection: ClientConnection?
+    @exclusivity(unchecked) var endpointLabel: String?
+    @exclusivity(unchecked) var isReady = false
     var reconnects = ReconnectSchedule()
     var reconnectTimer: TimerID?
 

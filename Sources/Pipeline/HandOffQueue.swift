@@ -17,17 +17,17 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var ring: [Element?]
-    private var head = 0
-    private var count = 0
-    private var closed = false
-    private var availabilityCallbacks: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) private var ring: [Element?]
+    @exclusivity(unchecked) private var head = 0
+    @exclusivity(unchecked) private var count = 0
+    @exclusivity(unchecked) private var closed = false
+    @exclusivity(unchecked) private var availabilityCallbacks: [@Sendable () -> Void] = []
     /// How many elements a consumer blocked in `waitForBatch` waits for (0: none waits). A put
     /// wakes it only once that many are there, not for every small batch.
-    private var consumerWants = 0
+    @exclusivity(unchecked) private var consumerWants = 0
     /// Producers blocked on a full queue are woken once a quarter of it is free again, not each
     /// time a consumer takes a few: fewer wake-ups, so fewer context switches on a busy core.
-    private var producersWaiting = 0
+    @exclusivity(unchecked) private var producersWaiting = 0
     private var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
 
     public let capacity: Int

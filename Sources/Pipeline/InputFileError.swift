@@ -18,6 +18,12 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
     case gzip(path: String)
     case truncatedZstd(path: String, frame: Int, cutBytes: Int)
     case corruptZstd(path: String, detail: String)
+    /// Token auth with no `--topic` and no `topic` column: every row would be MissingTopic.
+    case noTopicColumn(path: String)
+    /// Token auth with no `--topic`, and this data row's topic is empty (found by the prescan).
+    case emptyTopic(path: String, row: Int)
+    /// A stop request (SIGINT/SIGTERM) ended the wait for a stream's input.
+    case interrupted(path: String)
 
     public var description: String {
         switch self {
@@ -48,6 +54,12 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
             return "\(path): the .zst file is truncated (frame \(frame) cut after \(cutBytes) bytes); copy or compress it again"
         case .corruptZstd(let path, let detail):
             return "\(path): corrupt zstd data (\(detail)); check the file with `zstd -t`"
+        case .noTopicColumn(let path):
+            return "\(path), line 1: token authentication needs a topic for every row, and there is no --topic and no topic column; give --topic (the app's bundle id) or add a topic column"
+        case .emptyTopic(let path, let row):
+            return "\(path): data row \(row) has an empty topic column and there is no --topic; token authentication needs a topic for every row: give --topic (used where the topic column is empty) or fill the topic column"
+        case .interrupted(let path):
+            return "\(path): interrupted while waiting for input"
         }
     }
 

@@ -36,7 +36,7 @@ struct JSONLineBuffer {
         count += 1
     }
 
-    /// `"text"` for plain text (see `isPlain`), `null` for nil.
+    /// `"text"` for plain text (see `SWAR.isPlainText`), `null` for nil.
     mutating func quotedOrNull(_ text: UnsafeBufferPointer<UInt8>?) {
         guard let text else { literal("null"); return }
         byte(UInt8(ascii: "\""))
@@ -112,15 +112,6 @@ struct JSONLineBuffer {
             at &+= 1
         }
         count = at
-    }
-
-    /// Text `verbatim` may take inside quotes: printable ASCII other than `"` and `\`.
-    static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var odd: UInt8 = 0
-        for byte in bytes {
-            odd |= (byte &- 0x20 >= 0x5F ? 1 : 0) | (byte == 0x22 ? 1 : 0) | (byte == 0x5C ? 1 : 0)
-        }
-        return odd == 0
     }
 
     /// Runs `body` with a buffer of `capacity` bytes and appends what it wrote to `out`.

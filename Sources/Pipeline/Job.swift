@@ -9,8 +9,8 @@ import APNs
 /// whole batch alive.
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
-/// timer, a connection's in-flight table — and only the thread holding it touches it; it moves
-/// between threads only through `HandOffQueue`s.
+/// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
+/// it; it moves between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
     /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
@@ -73,6 +73,11 @@ final class Job: @unchecked Sendable {
     func record(_ outcome: Outcome, reason: String?) -> RowResult {
         RowResult(row: row, deviceToken: deviceToken, outcome: outcome, reason: reason, attempts: attempts,
                   retriedAfterConnectionLoss: retriedAfterConnectionLoss)
+    }
+
+    /// The record for a row that a stop ends (see `RunStop`).
+    func record(stoppedBy cause: StopCause) -> RowResult {
+        record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
     }
 }
 

@@ -11,8 +11,12 @@ public struct PrescanResult: Sendable, Equatable {
 /// the same libcsv parser as CSVSource. Should the counter see anything strict libcsv would refuse,
 /// or the file fail to read, the whole pass is made again with libcsv, which names the error and its
 /// line exactly as the reader would.
+///
+/// With `requiresTopic` (token auth and no `--topic`) every row must fill the `topic` column, so
+/// that a missing topic stops the run before anything is sent: that pass is libcsv's, field by field.
 public enum Prescan {
-    public static func run(path: String, chunkSize: Int = 256 * 1024) throws(InputFileError) -> PrescanResult {
+    public static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false) throws(InputFileError) -> PrescanResult {
+        if requiresTopic { return try parseAll(path: path, chunkSize: chunkSize, requiring: .topic) }
         if let records = try? countRecords(path: path, chunkSize: chunkSize) {
             let header = try readHeader(path: path, chunkSize: chunkSize)
             return PrescanResult(rows: max(0, records - 1), header: header)
@@ -36,7 +40,7 @@ public enum Prescan {
 
     private static func readHeader(path: String, chunkSize: Int) throws(InputFileError) -> CSVHeader {
         let file = try InputFile(path: path)
-        let parser = CSVParser(path: path, keepsFields: false)
+        let parser = CSVParser(path: file.path, keepsFields: false)
         var chunk: [UInt8] = []
         chunk.reserveCapacity(chunkSize)
         while parser.header == nil, try file.read(into: &chunk, limit: chunkSize) {
@@ -44,24 +48,32 @@ public enum Prescan {
         }
         if parser.header == nil { try parser.finish() }
         guard let header = parser.header else {
-            throw file.bytesRead == 0 ? .empty(path: path) : .noHeader(path: path)
+            throw file.bytesRead == 0 ? .empty(path: file.path) : .noHeader(path: file.path)
         }
         return header
     }
 
     /// The libcsv pass: every error named with its line.
-    static func parseAll(path: String, chunkSize: Int = 256 * 1024) throws(InputFileError) -> PrescanResult {
+    static func parseAll(path: String, chunkSize: Int = 256 * 1024, requiring column: CSVColumn? = nil) throws(InputFileError) -> PrescanResult {
         let file = try InputFile(path: path)
-        let parser = CSVParser(path: path, keepsFields: false)
+        let parser = CSVParser(path: file.path, keepsFields: false)
+        parser.requiredColumn = column
         var chunk: [UInt8] = []
         chunk.reserveCapacity(chunkSize)
+        func checkRequired() throws(InputFileError) {
+            guard let column, let header = parser.header else { return }
+            guard header.has(column) else { throw .noTopicColumn(path: file.path) }
+            if let row = parser.firstRowMissingRequired { throw .emptyTopic(path: file.path, row: row) }
+        }
         while try file.read(into: &chunk, limit: chunkSize) {
             try parser.parse(chunk)
+            try checkRequired()
         }
         try parser.finish()
         guard let header = parser.header else {
-            throw file.bytesRead == 0 ? .empty(path: path) : .noHeader(path: path)
+            throw file.bytesRead == 0 ? .empty(path: file.path) : .noHeader(path: file.path)
         }
+        try checkRequired()
         return PrescanResult(rows: parser.rowCount, header: header)
     }
 }

@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 
 /// Writes results.jsonl.zst as a sequence of zstd frames: a frame per flush, at least every
 /// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a
@@ -8,8 +8,8 @@ public final class ResultLog {
     private let writer: ZstdFrameWriter
     private let flushInterval: Duration
     private let maxFrameBytes: Int
-    private var lastFlush: ContinuousClock.Instant
-    public private(set) var recordsWritten = 0
+    @exclusivity(unchecked) private var lastFlush: ContinuousClock.Instant
+    @exclusivity(unchecked) public private(set) var recordsWritten = 0
 
     public init(path: String, flushInterval: Duration = .seconds(1), maxFrameBytes: Int = 1 << 20,
                 now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {

@@ -1,4 +1,4 @@
-import Transport
+import ZstdFile
 
 /// Why a result log cannot be read.
 public enum ResultLogError: Error, CustomStringConvertible, Equatable {

@@ -16,8 +16,8 @@ final class ResultWriter: @unchecked Sendable {
     private let startedAt: ContinuousClock.Instant
     /// The prescan's row count, if there was one.
     private let expectedRows: Int?
-    private(set) var summary: Summary
-    private(set) var writeError: String?
+    @exclusivity(unchecked) private(set) var summary: Summary
+    @exclusivity(unchecked) private(set) var writeError: String?
 
     /// Rows the reader produced; -1 until the reader is done.
     let rowsRead = Atomic<Int>(-1)
@@ -95,55 +95,6 @@ final class ResultWriter: @unchecked Sendable {
     /// lose track of rows. Stop the run; the rows are still counted in the summary.
     private func fail(_ detail: String) {
         writeError = detail
-        control.stop(.fatal(detail: "cannot write the result files: \(detail)"))
-    }
-}
-
-/// The progress line on stderr: rows done, rate, outcome counts, ETA when the row count is known.
-final class ProgressLine {
-    private let expectedRows: Int?
-    private let startedAt: ContinuousClock.Instant
-    private var lastDrawn: ContinuousClock.Instant
-    private let interactive = isatty(2) == 1
-
-    init(expectedRows: Int?, startedAt: ContinuousClock.Instant) {
-        self.expectedRows = expectedRows
-        self.startedAt = startedAt
-        lastDrawn = startedAt
-    }
-
-    func update(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) {
-        guard now - lastDrawn >= .seconds(1) else { return }
-        lastDrawn = now
-        draw(line(done: done, counts: counts, now: now), final: false)
-    }
-
-    func finish(done: Int, counts: OutcomeCounts) {
-        draw(line(done: done, counts: counts, now: .now), final: true)
-    }
-
-    private func line(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) -> String {
-        let elapsed = Self.seconds(now - startedAt)
-        let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        var text = expectedRows.map { "\(done)/\($0) rows" } ?? "\(done) rows"
-        text += "  \(Int(rate))/s"
-        let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
-        if !parts.isEmpty { text += "  " + parts.joined(separator: " ") }
-        if let expected = expectedRows, rate > 0, done < expected {
-            let remaining = Int(Double(expected - done) / rate)
-            text += "  ETA \(remaining / 60)m\(remaining % 60 < 10 ? "0" : "")\(remaining % 60)s"
-        }
-        return text
-    }
-
-    private func draw(_ text: String, final: Bool) {
-        let out = interactive ? "\r\u{1B}[K" + text + (final ? "\n" : "") : text + "\n"
-        var bytes = Array(out.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
+        control.stop(.outputFailed(detail: "cannot write the result files: \(detail)"))
     }
 }

@@ -1,3 +1,4 @@
+import APNs
 import Transport
 
 /// The final word on one row as the sending threads produce it: the fields of a `ResultRecord`,
@@ -105,8 +106,8 @@ struct RowResult: Sendable {
                                  reason reasonBytes: UnsafeBufferPointer<UInt8>,
                                  endpoint endpointBytes: UnsafeBufferPointer<UInt8>,
                                  apnsID: UnsafeBufferPointer<UInt8>?) -> Bool {
-            guard apnsID.map(JSONLineBuffer.isPlain) ?? true, JSONLineBuffer.isPlain(token),
-                  JSONLineBuffer.isPlain(reasonBytes), JSONLineBuffer.isPlain(endpointBytes) else { return false }
+            guard apnsID.map(SWAR.isPlainText) ?? true, SWAR.isPlainText(token),
+                  SWAR.isPlainText(reasonBytes), SWAR.isPlainText(endpointBytes) else { return false }
             let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + (apnsID?.count ?? 0)
             let scalars = self
             JSONLineBuffer.append(to: &line, capacity: capacity) { out in

@@ -14,6 +14,8 @@ public struct Summary: Sendable {
     public var exitStatus: Int32 = 0
     /// Rows that took more than one request (429, 5xx, token refresh, a lost connection).
     public var retriedRows = 0
+    /// Where reading the input stopped early (`input_stopped_at_line`); nil when read to the end.
+    public var inputStop: InputStop?
 
     public init(rows: Int = 0) { self.rows = rows }
 
@@ -77,6 +79,10 @@ public struct Summary: Sendable {
         }
         out.append(contentsOf: "],\n  \"exit_status\": ".utf8)
         JSONText.appendInteger(Int64(exitStatus), to: &out)
+        if let inputStop {
+            out.append(contentsOf: ",\n  \"input_stopped_at_line\": ".utf8)
+            JSONText.appendInteger(Int64(inputStop.line), to: &out)
+        }
         out.append(contentsOf: "\n}\n".utf8)
         return String(decoding: out, as: UTF8.self)
     }
@@ -92,6 +98,7 @@ public struct Summary: Sendable {
         lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
                      + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
                      + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")
+        if let inputStop { lines.append(inputStop.message) }
         if !accountingHolds { lines.append("ACCOUNTING MISMATCH: \(rows) rows but \(counts.total) outcomes") }
         return lines.joined(separator: "\n") + "\n"
     }

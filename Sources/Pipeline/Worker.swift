@@ -1,12 +1,9 @@
 import APNs
 import Transport
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// One reactor thread's share of a campaign: its connections, the jobs they pull, the retries it
-/// owns. Everything here runs on `reactor`'s thread; other threads reach it only through
-/// `reactor.execute`.
+/// One reactor thread's share of a campaign: the jobs its connections (its `ConnectionPool`) pull,
+/// the answers they get, the retries it owns. Everything here runs on `reactor`'s thread; other
+/// threads reach it only through `reactor.execute`.
 ///
 /// The pull model: whenever a connection has a free stream slot it takes the next job — first from
 /// this worker's ready list (retries that are due, resends), then a batch from the shared work
@@ -19,25 +16,27 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// `shared.control`, read for every answer: reached through `shared` it was retained and
     /// released around each call.
     private let control: RunControl
+    private let stop: RunStop
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
-    private var slots: [ConnectionSlot] = []
-    private var ready = JobQueue()
-    private var inFlight = InFlightJobs()
-    private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    private var finished: [RowResult] = []
-    private var retryPolicy: RetryPolicy
-    private var waitingForWork = false
-    private var stopping = false
-    private var shuttingDown = false
-    private var flushScheduled = false
-    private var templates: Templates?
+    private let pool: ConnectionPool
+    @exclusivity(unchecked) private var ready = JobQueue()
+    @exclusivity(unchecked) private var inFlight = InFlightJobs()
+    @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
+    @exclusivity(unchecked) private var finished: [RowResult] = []
+    @exclusivity(unchecked) private var retryPolicy: RetryPolicy
+    @exclusivity(unchecked) private var waitingForWork = false
+    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) private var templates: RequestTemplates?
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
         self.shared = shared
         control = shared.control
+        stop = shared.stop
         runHeaders = shared.decoder.runDefaultHeaders
+        pool = ConnectionPool(reactor: reactor, shared: shared)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
@@ -48,38 +47,27 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     // MARK: - Lifecycle (called through reactor.execute)
 
     func start(slots assigned: [ConnectionSlot]) {
-        slots = assigned
-        let configuration = shared.configuration
-        for slot in slots {
-            slot.reconnects = ReconnectSchedule(
-                baseMilliseconds: configuration.reconnectBaseMilliseconds,
-                capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
-                seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
-            connect(slot)
-        }
+        pool.start(slots: assigned, delegate: self)
     }
 
-    /// The run is stopping: finish nothing new; whatever is not in flight ends now as the stop
-    /// cause says; in-flight requests get `stopGraceSeconds` to be answered.
+    /// The run is stopping: send nothing new; whatever is not in flight ends now as the stop
+    /// says; in-flight requests get `stopGraceSeconds` to be answered, then end as the stop says.
     func beginStopping() {
         guard !stopping else { return }
         stopping = true
-        let cause = control.stopCause ?? .fatal(detail: "stopped")
-        while let job = ready.popFirst() { finish(job.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)) }
+        while let job = ready.popFirst() { finish(stop.record(job)) }
         for (_, entry) in retryTimers {
             reactor.cancel(entry.0)
-            finish(entry.1.record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows))
+            finish(stop.record(entry.1))
         }
         retryTimers.removeAll()
-        for slot in slots {
-            if let timer = slot.reconnectTimer { reactor.cancel(timer) }
-            slot.reconnectTimer = nil
-        }
+        pool.stopReconnecting()
         if inFlight.isEmpty {
-            closeConnections(abort: false)
+            pool.closeAll(abort: false)
         } else {
             reactor.schedule(after: .milliseconds(Int(shared.configuration.stopGraceSeconds * 1000))) { [self] in
-                closeConnections(abort: true)
+                // What is still in flight comes back as lost (and ends as the stop says) before this returns.
+                pool.closeAll(abort: true)
                 publish()
             }
         }
@@ -88,90 +76,19 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     /// Every row is recorded: say goodbye (GOAWAY) on every connection; nothing is in flight.
     func shutdown() {
-        shuttingDown = true
         stopping = true
-        closeConnections(abort: false)
-    }
-
-    private func closeConnections(abort: Bool) {
-        for slot in slots {
-            guard let connection = slot.connection else { continue }
-            if abort { connection.abort() } else { connection.close() }
-        }
+        pool.shutdown()
     }
 
     // MARK: - Connections
 
-    private func connect(_ slot: ConnectionSlot) {
-        guard !stopping else { return }
-        slot.reconnectTimer = nil
-        let endpoint = shared.configuration.endpoints[slot.endpointIndex]
-        // A fresh DNS resolution for every connection (APNS.md), off this thread.
-        endpoint.resolve(on: reactor) { [self] result in
-            guard !stopping else { return }
-            switch result {
-            case .success(let addresses) where !addresses.isEmpty:
-                let address = addresses[slot.addressIndex % addresses.count]
-                open(slot, endpoint: endpoint, address: address)
-            case .success:
-                connectionFailed(slot, detail: "\(endpoint) resolved to no address", configurationError: false)
-            case .failure(let error):
-                connectionFailed(slot, detail: "\(endpoint): \(error)", configurationError: false)
-            }
-        }
-    }
-
-    private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress) {
-        let configuration = shared.configuration
-        var settings = ClientConnection.Configuration(
-            endpoint: endpoint, address: address, tls: configuration.tls, maxStreams: configuration.maxStreams,
-            singleStreamUntilAuthorized: configuration.authentication.kind == .token)
-        settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
-        settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
-        settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))
-        let connection = ClientConnection(reactor: reactor, configuration: settings, delegate: self)
-        slot.connection = connection
-        slot.endpointLabel = endpoint.description
-        connection.ownerTag = slots.firstIndex { $0 === slot } ?? -1
-        connection.start()
-    }
-
-    private func connectionFailed(_ slot: ConnectionSlot, detail: String, configurationError: Bool) {
-        shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: detail,
-                                     configurationError: configurationError)
-        scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
-    }
-
-    /// Every reconnect waits (ReconnectSchedule: exponential with jitter over consecutive failures,
-    /// the count starting over only after a connection stayed up for a while), so a flapping
-    /// endpoint is never hammered.
-    private func scheduleReconnect(_ slot: ConnectionSlot, after delay: Duration) {
-        guard !stopping else { return }
-        slot.reconnectTimer = reactor.schedule(after: delay) { [self] in connect(slot) }
-    }
-
-    /// The slot whose current connection this is; nil for a connection already closed and replaced.
-    private func slot(for connection: ClientConnection) -> ConnectionSlot? {
-        slotIndex(for: connection).map { slots[$0] }
-    }
-
-    /// The index in `slots` of `slot(for: connection)`: for a caller that reads a field or two,
-    /// without the retain and release of a slot handed back.
-    private func slotIndex(for connection: ClientConnection) -> Int? {
-        let tag = connection.ownerTag
-        guard tag >= 0, tag < slots.count, slots[tag].connection === connection else { return nil }
-        return tag
-    }
-
     func connectionDidBecomeReady(_ connection: ClientConnection) {
-        guard let slot = slot(for: connection) else { return }
-        slot.isReady = true
-        shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
+        guard let slot = pool.connectionBecameReady(connection) else { return }
         fill(slot)
     }
 
     func connectionHasFreeSlots(_ connection: ClientConnection) {
-        guard let slot = slot(for: connection) else { return }
+        guard let slot = pool.slot(for: connection) else { return }
         fill(slot)
     }
 
@@ -187,17 +104,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: ClientConnection, didCloseWith error: ClientConnectionError?) {
-        guard let slot = slot(for: connection) else { return }
-        if slot.isReady { shared.noteConnectionDown() }
-        slot.isReady = false
-        slot.connection = nil
-        if shuttingDown { return }
-        let delay = slot.reconnects.connectionEnded(connection)
-        if let error {
-            shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
-                                         configurationError: error.isConfigurationError)
-        }
-        scheduleReconnect(slot, after: delay)
+        let known = pool.slot(for: connection) != nil
+        pool.connectionClosed(connection, error: error)
+        guard known else { return }
         fillAll()
         publish()
     }
@@ -205,7 +114,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     // MARK: - Pulling work
 
     private func fillAll() {
-        for slot in slots where slot.isReady { fill(slot) }
+        for slot in pool.slots where slot.isReady { fill(slot) }
     }
 
     private func fill(_ slot: ConnectionSlot) {
@@ -233,14 +142,28 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func nextJob(for slot: ConnectionSlot) -> Job? {
         if ready.isEmpty { refill() }
         guard let job = ready.popFirst() else { return nil }
-        if job.avoidConnection == slot.id && slots.contains(where: { $0 !== slot && $0.isReady }) {
-            // A 500/503 retry prefers another connection: give the others the first chance at it.
+        guard job.avoidConnection == slot.id else { return job }
+        return nextJob(for: slot, avoidedBy: job)
+    }
+
+    /// `first` is a retry that prefers another connection (after a 500/503 or a lost connection).
+    /// While another connection is ready, each such job goes to the back of the list, free to go
+    /// anywhere from then on, and this connection takes the first job that does not avoid it; the
+    /// other connections get the first chance at the rest on the next turn.
+    @inline(never)
+    private func nextJob(for slot: ConnectionSlot, avoidedBy first: Job) -> Job? {
+        guard pool.hasReadySlot(besides: slot) else { return first }
+        var job = first
+        var unseen = ready.count
+        scheduleRefill()
+        while true {
             job.avoidConnection = -1
             ready.pushBack(job)
-            scheduleRefill()
-            return ready.count == 1 ? nil : ready.popFirst()
+            guard unseen > 0, let next = ready.popFirst() else { return nil }
+            unseen -= 1
+            if next.avoidConnection != slot.id { return next }
+            job = next
         }
-        return job
     }
 
     private func refill() {
@@ -257,47 +180,17 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    /// What every request of the current provider token shares, encoded once per token: the
-    /// `authorization` header, and with it the run's own header values for the rows that use them.
-    private final class Templates {
-        let jwt: String?
-        /// The token itself, for the jobs that carry it (nil with certificate authentication).
-        let sent: SentProviderToken?
-        let authorization: [H2Header]
-        /// `authorization` only: rows with header columns of their own add theirs.
-        let authorizationOnly: H2RequestTemplate
-        /// `authorization` and the run's header values; made on the first row that uses them.
-        var runDefault: H2RequestTemplate?
-        private let runHeaders: RowHeaders?
-
-        init(token: ProviderToken?, runHeaders: RowHeaders?) {
-            self.runHeaders = runHeaders
-            jwt = token?.jwt
-            sent = token.map(SentProviderToken.init)
-            authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
-            authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
-        }
-
-        /// The template for a job with these headers of its own, or with the run's (nil).
-        func template(for ownHeaders: RowHeaders?) -> H2RequestTemplate {
-            guard ownHeaders == nil else { return authorizationOnly }
-            if let runDefault { return runDefault }
-            let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + (runHeaders?.fields ?? []))
-            runDefault = made
-            return made
-        }
-    }
-
-    private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> Templates {
+    /// The current token's templates: made again only when the token changed.
+    private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> RequestTemplates {
         if let templates, templates.jwt == token?.jwt { return templates }
-        let made = Templates(token: token, runHeaders: runHeaders)
+        let made = RequestTemplates(token: token, runHeaders: runHeaders)
         templates = made
         return made
     }
 
     /// Sends `job`'s request, tagged for `inFlight`; the caller moves the job there when this
     /// returns true (nothing touches `inFlight` in between: `submit` calls no delegate method).
-    private func submit(_ job: Job, on connection: ClientConnection, templates: Templates) -> Bool {
+    private func submit(_ job: Job, on connection: ClientConnection, templates: RequestTemplates) -> Bool {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
@@ -316,7 +209,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
-        let slotIndex = slotIndex(for: connection)
+        let slotIndex = pool.slotIndex(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
@@ -324,16 +217,16 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
-                                        expiration: expiration(of: job), nowMilliseconds: Self.epochMilliseconds())
+                                        expiration: expiration(of: job), nowMilliseconds: WallClock.milliseconds())
         switch action {
         case .finish(let outcome):
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                             latencyMs: latency, endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
+                             latencyMs: latency, endpoint: slotIndex.flatMap { pool.slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         case .retry(let delay, let elsewhere):
-            if elsewhere, let slotIndex { job.avoidConnection = slots[slotIndex].id }
+            if elsewhere, let slotIndex { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
         case .refreshTokenAndRetry:
             if case .token(let source) = shared.configuration.authentication, let sent = job.sentToken {
@@ -345,7 +238,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             control.stop(.credentialsRefused(reason: reason))
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                              reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
-                             endpoint: slotIndex.flatMap { slots[$0].endpointLabel },
+                             endpoint: slotIndex.flatMap { pool.slots[$0].endpointLabel },
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         }
         if control.isStopping && !stopping { beginStopping() }
@@ -357,8 +250,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // Certainly not processed: send again without counting an attempt.
         job.attempts -= 1
         if stopping {
-            let stop = control.stopCause ?? .fatal(detail: "stopped")
-            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+            finish(stop.record(job))
         } else {
             ready.pushFront(job)
             scheduleRefill()
@@ -370,17 +262,20 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard let job = inFlight.remove(tag: tag) else { return }
         job.retriedAfterConnectionLoss = true
         if stopping {
-            let stop = control.stopCause ?? .fatal(detail: "stopped")
-            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+            finish(stop.record(job))
             schedulePublish()
             return
         }
         let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts,
                                                            expiration: expiration(of: job),
-                                                           nowMilliseconds: Self.epochMilliseconds())
+                                                           nowMilliseconds: WallClock.milliseconds())
         if case .finish(let outcome) = action {
             finish(job.record(outcome, reason: "ConnectionLost"))
         } else {
+            // Like a 500/503 retry: the connection that lost it is the last one to try again.
+            if case .retry(_, elsewhere: true) = action, let slotIndex = pool.slotIndex(for: connection) {
+                job.avoidConnection = pool.slots[slotIndex].id
+            }
             ready.pushBack(job)
             scheduleRefill()
         }
@@ -394,8 +289,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
         guard !stopping else {
-            let stop = control.stopCause ?? .fatal(detail: "stopped")
-            finish(job.record(stop.outcomeForUnfinishedRows, reason: stop.reasonForUnfinishedRows))
+            finish(stop.record(job))
             return
         }
         if delay == 0 {
@@ -440,11 +334,5 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func publish() {
         guard !finished.isEmpty else { return }
         shared.outcomes.put(moving: &finished)
-    }
-
-    static func epochMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }

@@ -61,31 +61,31 @@ public final class ClientConnection {
     public let configuration: Configuration
     /// A number the owner may set to find its own record of this connection from a delegate call
     /// without hashing (`Worker` keeps its slot index here). The connection never reads it.
-    public var ownerTag = -1
+    @exclusivity(unchecked) public var ownerTag = -1
     /// "api.push.apple.com:443 (17.188.1.2:443)", for messages.
     public let peer: String
-    var delegate: (any ClientConnectionDelegate)?
+    @exclusivity(unchecked) var delegate: (any ClientConnectionDelegate)?
 
-    var phase = Phase.idle
-    var socket: Socket?
-    var tls: TLSSession?
-    var h2: H2ClientSession?
-    var fd: Int32 = -1
-    var isRegistered = false
+    @exclusivity(unchecked) var phase = Phase.idle
+    @exclusivity(unchecked) var socket: Socket?
+    @exclusivity(unchecked) var tls: TLSSession?
+    @exclusivity(unchecked) var h2: H2ClientSession?
+    @exclusivity(unchecked) var fd: Int32 = -1
+    @exclusivity(unchecked) var isRegistered = false
 
     /// A settle loop is running (see ClientConnectionLoop.swift): nested entry points leave the work to it.
-    var isSettling = false
-    var slotsMayHaveOpened = false
-    var closeRequested = false
+    @exclusivity(unchecked) var isSettling = false
+    @exclusivity(unchecked) var slotsMayHaveOpened = false
+    @exclusivity(unchecked) var closeRequested = false
     var closeError: ClientConnectionError?
     var closeNotified = false
-    var turnScheduled = false
+    @exclusivity(unchecked) var turnScheduled = false
 
     // Health (ClientConnectionHealth.swift); monotonic nanoseconds.
     var healthTimer: TimerID?
-    var healthDeadline = UInt64.max
+    @exclusivity(unchecked) var healthDeadline = UInt64.max
     var handshakeDeadline: UInt64 = 0
-    var lastReceiveAt: UInt64 = 0
+    @exclusivity(unchecked) var lastReceiveAt: UInt64 = 0
     var pingSentAt: UInt64?
     /// PINGs sent so far (tests and diagnostics).
     var pingsSent = 0

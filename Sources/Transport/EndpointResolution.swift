@@ -9,7 +9,7 @@ extension Endpoint {
     /// first, the completion is dropped.
     public func resolve(on reactor: Reactor,
                         completion: @escaping (Result<[SocketAddress], SocketError>) -> Void) {
-        let bound = ReactorBound(value: completion)
+        let bound = ThreadBound(completion)
         let endpoint = self
         do {
             _ = try ReactorThread.spawn(name: "resolve", detached: true) {

@@ -58,33 +58,33 @@ public final class H2ClientSession {
     }
 
     public let configuration: Configuration
-    var session: OpaquePointer?
+    @exclusivity(unchecked) var session: OpaquePointer?
     /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
     /// released around each (one pair per call, several calls per request).
     let streams = H2StreamTable<Stream>()
-    var events: [H2ClientEvent] = []
+    @exclusivity(unchecked) var events: [H2ClientEvent] = []
     private let headerBlock = H2HeaderBlock()
     /// The stream `streamIndex` found last, and its index (checked against the table on use).
-    var lastStreamID: Int32 = 0
-    var lastStreamIndex = 0
-    private var submitOrder: [(index: Int, streamID: Int32)] = []
-    private var submitOrderHead = 0
-    private var hasSubmitted = false
+    @exclusivity(unchecked) var lastStreamID: Int32 = 0
+    @exclusivity(unchecked) var lastStreamIndex = 0
+    @exclusivity(unchecked) private var submitOrder: [(index: Int, streamID: Int32)] = []
+    @exclusivity(unchecked) private var submitOrderHead = 0
+    @exclusivity(unchecked) private var hasSubmitted = false
     /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
     let memory = H2SessionMemory()
     /// `:authority`, in storage nghttp2 may read uncopied: freed after the nghttp2 session.
     private let authorityStorage: UnsafeMutableBufferPointer<UInt8>
-    private var shutdownRequested = false
-    var lastKnownMaxConcurrentStreams: Int
+    @exclusivity(unchecked) private var shutdownRequested = false
+    @exclusivity(unchecked) var lastKnownMaxConcurrentStreams: Int
 
     /// The server's GOAWAY, once received.
-    public internal(set) var receivedGoaway: H2GoAway?
+    @exclusivity(unchecked) public internal(set) var receivedGoaway: H2GoAway?
     /// False until a response other than 403 arrived, when `singleStreamUntilAuthorized` is set.
-    public internal(set) var isAuthorized: Bool
+    @exclusivity(unchecked) public internal(set) var isAuthorized: Bool
     /// A PING from `submitPing()` awaits its acknowledgement (the connection times it).
-    public internal(set) var isPingOutstanding = false
+    @exclusivity(unchecked) public internal(set) var isPingOutstanding = false
     /// The server's first SETTINGS frame arrived: its stream limit is known, requests may start.
-    public internal(set) var hasReceivedSettings = false
+    @exclusivity(unchecked) public internal(set) var hasReceivedSettings = false
 
     /// Creates the session and queues the connection preface and SETTINGS (push disabled, large
     /// receive windows so responses never wait for WINDOW_UPDATE); `drainOutput` produces them.

@@ -49,7 +49,7 @@ public final class H2Server<Delegate: H2ServerDelegate>: Sendable {
     /// The ephemeral CA of `.ephemeral` identities (write it for clients with `writeCertificate`).
     public let certificateAuthority: CertificateAuthority?
     private let reactor: Reactor
-    private let core: ReactorBound<H2ServerCore<Delegate>>
+    private let core: ThreadBound<H2ServerCore<Delegate>>
     private let counters: H2ServerCounters
     private let stopped = Atomic<Bool>(false)
 
@@ -90,7 +90,7 @@ public final class H2Server<Delegate: H2ServerDelegate>: Sendable {
         let counters = H2ServerCounters()
         let core = H2ServerCore<Delegate>(reactor: reactor, listener: listener, context: context,
                                           configuration: configuration, counters: counters)
-        let bound = ReactorBound(value: core)
+        let bound = ThreadBound(core)
         let registered = Rendezvous<Result<Void, SocketError>>()
         reactor.execute {
             let core = bound.value
@@ -114,7 +114,7 @@ public final class H2Server<Delegate: H2ServerDelegate>: Sendable {
     }
 
     private init(address: SocketAddress, certificateAuthority: CertificateAuthority?, reactor: Reactor,
-                 core: ReactorBound<H2ServerCore<Delegate>>, counters: H2ServerCounters) {
+                 core: ThreadBound<H2ServerCore<Delegate>>, counters: H2ServerCounters) {
         self.address = address
         self.certificateAuthority = certificateAuthority
         self.reactor = reactor

@@ -10,15 +10,15 @@
 /// and no heap-allocated `_modify` coroutine frame (seven per request in a profile). A class, so
 /// the storage is never shared by two copies. Owned by its session's thread.
 final class H2StreamTable<Record> {
-    private var records: UnsafeMutablePointer<Record?>
-    private var capacity: Int
+    @exclusivity(unchecked) private var records: UnsafeMutablePointer<Record?>
+    @exclusivity(unchecked) private var capacity: Int
     /// Always nil: what reading an index outside the table finds.
     private let outside: UnsafeMutablePointer<Record?>
     /// Slots in use so far (each holding a record or nil).
-    private var slots = 0
-    private var streamIDs: [Int32] = []
-    private var freeIndices: [Int] = []
-    private(set) var count = 0
+    @exclusivity(unchecked) private var slots = 0
+    @exclusivity(unchecked) private var streamIDs: [Int32] = []
+    @exclusivity(unchecked) private var freeIndices: [Int] = []
+    @exclusivity(unchecked) private(set) var count = 0
 
     init(capacity: Int = 64) {
         self.capacity = capacity

@@ -1,4 +1,4 @@
-import COpenSSL  // <sys/epoll.h> and <sys/eventfd.h>: see the transport section of its shim.h
+import CLinux  // epoll, eventfd
 import Glibc
 import Synchronization
 
@@ -199,12 +199,12 @@ public final class Reactor: @unchecked Sendable {
 
     // MARK: The loop
 
-    /// Runs the loop on the calling thread until `stop()`, then shuts down (see the type's comment).
     /// The monotonic clock (`monotonicNanoseconds`), read once per loop turn as the wait for
     /// events returns: a timestamp for whatever this turn handles (requests submitted, answers
     /// read) that costs no clock read each, at the price of a turn's grain. Reactor thread only.
     public private(set) var turnStartedAt: UInt64 = Reactor.monotonicNanoseconds()
 
+    /// Runs the loop on the calling thread until `stop()`, then shuts down (see the type's comment).
     public func run() {
         precondition(!hasRun, "a Reactor runs once")
         hasRun = true

@@ -1,4 +1,4 @@
-import COpenSSL  // apnsbulk_set_thread_name
+import CLinux  // apnsbulk_set_thread_name
 import Glibc
 
 /// Threads for the transport: reactor loops and one-shot resolver threads. Plain pthreads, so a
@@ -39,11 +39,4 @@ enum ReactorThread {
     }
 
     static var currentID: UInt { UInt(pthread_self()) }
-}
-
-/// Carries a value that is not `Sendable` (a completion closure capturing reactor-owned objects)
-/// from a reactor thread through another thread and back. The other thread only moves it; the
-/// value is opened again on the reactor thread that created it.
-struct ReactorBound<Value>: @unchecked Sendable {
-    let value: Value
 }

@@ -16,7 +16,7 @@ struct MockServerCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try options.configuration()
-        let stopSignal = try StopSignal.install()
+        let stopSignals = try StopSignals.install()
         let server: MockAPNsServer
         do {
             server = try MockAPNsServer.start(configuration)
@@ -26,47 +26,11 @@ struct MockServerCommand: ParsableCommand {
         // Straight to the descriptor, unbuffered: tests and benchmarks wait for this line.
         let line = Array("listening \(server.address)\n".utf8)
         _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        stopSignal.wait()
+        stopSignals.wait()
         do {
             try server.stop()
         } catch {
             throw RunFailure(message: error.description, status: 2)
-        }
-    }
-}
-
-/// SIGINT and SIGTERM, turned into a byte on a pipe: the handler only writes (async-signal-safe);
-/// the main thread waits on the pipe and does the stopping.
-struct StopSignal {
-    nonisolated(unsafe) private static var writeFD: Int32 = -1
-    private let readFD: Int32
-
-    static func install() throws -> StopSignal {
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw RunFailure.usage("cannot create a pipe for signal handling: errno \(errno)") }
-        writeFD = fds[1]
-        // A parent may have left them blocked (Foundation's Process does): unblock them here, before
-        // any thread starts, so every thread inherits the open mask.
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
-        for number in [SIGINT, SIGTERM] {
-            signal(number) { _ in
-                var byte: UInt8 = 1
-                _ = write(StopSignal.writeFD, &byte, 1)
-            }
-        }
-        return StopSignal(readFD: fds[0])
-    }
-
-    /// Blocks until a stop signal arrived.
-    func wait() {
-        var byte: UInt8 = 0
-        while true {
-            let count = read(readFD, &byte, 1)
-            if count == 1 || (count < 0 && errno != EINTR) || count == 0 { return }
         }
     }
 }

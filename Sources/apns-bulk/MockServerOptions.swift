@@ -86,7 +86,7 @@ struct MockServerOptions: ParsableArguments {
     /// naming the flag and the fix.
     func configuration() throws -> MockAPNsConfiguration {
         var configuration = MockAPNsConfiguration()
-        configuration.startedAtMilliseconds = Int64(time(nil)) * 1000
+        configuration.startedAtMilliseconds = WallClock.seconds() * 1000
         configuration.address = try Self.address(listen)
         do {
             try fillIdentity(&configuration)

@@ -21,11 +21,11 @@ struct SendCommand: ParsableCommand {
     )
 
     // Input
-    @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column.")
+    @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column; - reads stdin.")
     var input: String
     @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent.")
     var payloadFile: String?
-    @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice (e.g. a named pipe); no ETA then.")
+    @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice; no ETA then. Stdin (-) and named pipes skip it by themselves.")
     var noPrescan = false
 
     // Run-level headers; a row's own columns override them.
@@ -105,15 +105,23 @@ struct SendCommand: ParsableCommand {
 
     func run() throws {
         let setup = try SendSetup(command: self)
+        defer { setup.mock?.stop() }
         let campaign = Campaign(configuration: setup.configuration)
-        let signals = SignalWatch(campaign: campaign)
-        defer {
-            signals.cancel()
-            setup.mock?.stop()
-        }
+        // SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
+        // records the rest as aborted, writes every file and exits 2. Only the run control is
+        // captured: the last reference to TLS or key objects must not end on the signal thread.
+        let signals = try StopSignals.install()
+        let control = campaign.control
+        signals.forward { control.stop(.interrupted(signal: $0)) }
+        defer { signals.cancel() }
         let result: Campaign.Result
         do {
             result = try campaign.run()
+        } catch Campaign.SetupError.input(.interrupted(let path)) {
+            // A signal while waiting for a stream's header: no row was read, nothing was sent.
+            writeStandardError("stopped: interrupted while waiting for \(path) to give its header row; "
+                               + "no row was read, nothing was sent and no files were written.\n")
+            throw ExitCode(2)
         } catch let error as Campaign.SetupError {
             throw RunFailure.usage(error.description)
         }
@@ -128,30 +136,5 @@ struct SendCommand: ParsableCommand {
         text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
         text += "summary:     \(outputDirectory)/summary.json\n"
         writeStandardError(text)
-    }
-}
-
-/// SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
-/// records the rest as aborted, writes every file and exits 2.
-final class SignalWatch {
-    private let sources: [any DispatchSourceSignal]
-
-    init(campaign: Campaign) {
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            // Only the run control is captured: the handler and its captures are released on a
-            // dispatch thread, which must never hold the last reference to TLS or key objects.
-            let control = campaign.control
-            source.setEventHandler { control.stop(.interrupted(signal: number)) }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
     }
 }

@@ -80,7 +80,8 @@ struct SendSetup {
         var configuration = CampaignConfiguration(
             inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
             outputDirectory: command.out ?? Self.defaultOutputDirectory())
-        configuration.prescan = !command.noPrescan
+        // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
+        configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.defaultPayload = payload
         configuration.defaults = defaults
         configuration.connections = command.connections

@@ -1,7 +1,9 @@
 import CCSV
+import CLinux
 import CNGHTTP2
 import COpenSSL
 import CZstd
+import Glibc
 import Testing
 
 /// One real call into each C library, so a broken module map or link line fails here first.
@@ -47,6 +49,32 @@ import Testing
         let back = ZSTD_decompress(&output, output.count, compressed, size)
         #expect(ZSTD_isError(back) == 0)
         #expect(output == input)
+    }
+
+    @Test func linuxModuleCarriesAnEventfdCountThroughEpoll() {
+        let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+        #expect(epoll >= 0 && wake >= 0)
+        defer { close(wake); close(epoll) }
+        var interest = epoll_event()
+        interest.events = EPOLLIN.rawValue
+        interest.data.u64 = 42
+        #expect(epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &interest) == 0)
+        var one: UInt64 = 1
+        #expect(write(wake, &one, 8) == 8)
+        var ready = epoll_event()
+        #expect(epoll_wait(epoll, &ready, 1, 1000) == 1)
+        #expect(ready.data.u64 == 42)
+    }
+
+    @Test func linuxModuleNamesTheCallingThread() throws {
+        #expect(apnsbulk_set_thread_name("link-test") == 0)
+        let comm = fopen("/proc/thread-self/comm", "r")
+        try #require(comm != nil)
+        defer { fclose(comm) }
+        var name = [CChar](repeating: 0, count: 32)
+        #expect(fgets(&name, 32, comm) != nil)
+        #expect(name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } == "link-test\n")
     }
 
     @Test func libcsvParsesAQuotedField() {

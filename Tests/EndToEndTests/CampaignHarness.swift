@@ -99,7 +99,7 @@ final class MockServerProcess {
         process.standardOutput = stdoutPipe
         // A file, not a pipe: nobody drains it while the server runs.
         stderrFile = scratch.path("mock-stderr-\(UUID().uuidString.prefix(8)).log")
-        FileManager.default.createFile(atPath: stderrFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrFile, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: stderrFile)
         try process.run()
         // The server prints "listening 127.0.0.1:PORT" once it accepts connections. Read the raw

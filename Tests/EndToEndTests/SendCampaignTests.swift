@@ -64,7 +64,7 @@ import Testing
             process.executableURL = Binary.url
             process.arguments = sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out)
             // Kept next to the output directory: a crash's backtrace is what a failing test should show.
-            FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
+            _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
             process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
             try process.run()
             Thread.sleep(forTimeInterval: seconds)

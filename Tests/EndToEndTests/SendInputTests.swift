@@ -87,7 +87,7 @@ import Testing
         let (name, content, message) = Self.badFiles[index]
         let rig = try SendCampaignTests.Rig(rows: 1)
         let input = rig.scratch.path(name)
-        FileManager.default.createFile(atPath: input, contents: Data(content))
+        _ = FileManager.default.createFile(atPath: input, contents: Data(content))
         let mock = try rig.mock()
         let run = try rig.send(mock, input: input)
         mock.stop()
@@ -105,7 +105,7 @@ import Testing
         try #require(compress.status == 0)
         let data = try Data(contentsOf: URL(fileURLWithPath: zst))
         let cut = rig.scratch.path("cut.csv.zst")
-        FileManager.default.createFile(atPath: cut, contents: data.prefix(data.count / 2))
+        _ = FileManager.default.createFile(atPath: cut, contents: data.prefix(data.count / 2))
         let mock = try rig.mock()
         let truncated = try rig.send(mock, input: cut)
         let missing = try rig.send(mock, input: rig.scratch.path("nowhere.csv"))

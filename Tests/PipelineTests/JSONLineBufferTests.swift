@@ -41,26 +41,6 @@ import Testing
             #expect(written { $0.milliseconds(value) } == digitByDigitMilliseconds(value), "\(value)")
         }
     }
-
-    /// `isPlain` eight bytes a step, held to the byte-at-a-time rule: every byte value at every
-    /// position of texts up to 24 bytes long (whole words, tails and both).
-    @Test func isPlainAgreesWithTheByteRuleForEveryByteAtEveryPosition() {
-        func reference(_ bytes: [UInt8]) -> Bool {
-            bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }
-        }
-        for length in 0...24 {
-            let base = [UInt8]((0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) })
-            #expect(base.withUnsafeBufferPointer(JSONLineBuffer.isPlain) == reference(base))
-            for position in 0..<length {
-                for value in 0...255 {
-                    var text = base
-                    text[position] = UInt8(value)
-                    #expect(text.withUnsafeBufferPointer(JSONLineBuffer.isPlain) == reference(text),
-                            "byte \(value) at \(position) of \(length)")
-                }
-            }
-        }
-    }
 }
 
 /// `JSONLineBuffer.milliseconds` as it was before it wrote its fraction in one go.

@@ -85,28 +85,4 @@ import Transport
         #expect(job(rows[1]) != nil)
         #expect(reason(rows[2]) == "InvalidPayload")
     }
-
-    @Test func aRetriedJobLetsGoOfItsBatch() throws {
-        let rows = try decoded("device_token,payload\n\(Self.token),{}\n")
-        let retried = try #require(job(rows[0]))
-        func base(_ slice: ArraySlice<UInt8>) -> UInt? {
-            slice.withUnsafeBufferPointer { $0.baseAddress.map { UInt(bitPattern: $0) } }
-        }
-        let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload)
-        // Before: both point into the one batch buffer, the payload right after the token.
-        #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
-        retried.attempts = 2
-        retried.retriedAfterConnectionLoss = true
-        retried.avoidConnection = 3
-        let detached = retried.detached()
-        #expect(String(decoding: detached.deviceToken, as: UTF8.self) == Self.token)
-        #expect(String(decoding: detached.pathToken, as: UTF8.self) == Self.token)
-        #expect(String(decoding: detached.payload, as: UTF8.self) == "{}")
-        #expect(detached.row == retried.row && detached.headers === retried.headers)
-        #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss && detached.avoidConnection == 3,
-                "what happened so far comes along (a 503's retry still avoids its connection)")
-        // After: neither is in the batch buffer any more.
-        #expect(base(detached.deviceToken) != tokenBefore)
-        #expect(base(detached.payload) != payloadBefore)
-    }
 }

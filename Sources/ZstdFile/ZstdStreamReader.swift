@@ -3,46 +3,17 @@ import CZstd
 import Glibc
 #endif
 
-/// Why reading a zstd file failed. `truncated` is the normal aftermath of a crash while writing.
-public enum ZstdReadError: Error, CustomStringConvertible, Equatable {
-    case open(path: String, errno: Int32)
-    case read(path: String, errno: Int32)
-    /// The file ends inside frame number `frame` (1-based), `cutBytes` compressed bytes into it.
-    case truncated(path: String, frame: Int, cutBytes: Int)
-    /// zstd refused the data at compressed byte `offset`, in frame number `frame` (1-based).
-    case corrupt(path: String, frame: Int, offset: Int, detail: String)
-
-    public var description: String {
-        switch self {
-        case .open(let path, let code):
-            return "cannot open \(path): \(String(cString: strerror(code)))"
-        case .read(let path, let code):
-            return "cannot read \(path): \(String(cString: strerror(code)))"
-        case .truncated(let path, let frame, let cutBytes):
-            return "\(path) is truncated: zstd frame \(frame) is cut after \(cutBytes) bytes (an interrupted write or copy); re-create or re-copy the file"
-        case .corrupt(let path, let frame, let offset, let detail):
-            return "\(path) is not valid zstd data (frame \(frame), byte \(offset)): \(detail); check that the file is a complete .zst file"
-        }
-    }
-}
-
-/// What one `read` call found.
-public enum ZstdReadStatus: Equatable, Sendable {
-    /// Bytes were appended; the current frame continues.
-    case more
-    /// The current frame ended with this call (callers that commit whole frames commit now).
-    case frameEnd
-    /// Clean end of the file: every frame complete.
-    case end
-}
-
 /// Streaming decompression of a file of concatenated zstd frames in bounded memory
 /// (`ZSTD_d_windowLogMax`, so a hostile `.zst` cannot make it allocate gigabytes).
 /// Owned by one thread (not Sendable).
 public final class ZstdStreamReader {
+    /// The file being read, for error messages.
     public let path: String
     private let context: OpaquePointer
     private let descriptor: Int32
+    /// Where compressed bytes come from when the caller reads them (a pipe it waits on itself):
+    /// bytes read, 0 at the end, or -1 with errno set. Nil: `read(2)` on `descriptor`.
+    private let source: ((UnsafeMutableRawBufferPointer) -> Int)?
     private var input: [UInt8]
     /// Decompressed bytes land here first, so callers' buffers need no zero-filling.
     private var scratch: [UInt8]
@@ -57,6 +28,8 @@ public final class ZstdStreamReader {
     /// Complete frames decoded so far.
     public private(set) var completeFrames = 0
 
+    /// Opens `path`. `windowLogMax` caps the window a frame may ask for (log2 of its bytes: 27 is
+    /// 128 MiB); `inputChunk` is how much compressed input one `read()` takes.
     public init(path: String, windowLogMax: Int32 = 27, inputChunk: Int = 128 * 1024) throws(ZstdReadError) {
         guard let context = ZSTD_createDCtx() else {
             throw .corrupt(path: path, frame: 1, offset: 0, detail: "out of memory creating a zstd context")
@@ -71,12 +44,29 @@ public final class ZstdStreamReader {
         self.path = path
         self.context = context
         self.descriptor = descriptor
+        self.source = nil
+        self.input = [UInt8](repeating: 0, count: max(inputChunk, 4096))
+        self.scratch = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
+    }
+
+    /// Decompresses what `source` reads (e.g. a pipe, whose first bytes were already taken to look
+    /// for the magic number); `name` is used in error messages.
+    public init(name: String, windowLogMax: Int32 = 27, inputChunk: Int = 128 * 1024,
+                source: @escaping (UnsafeMutableRawBufferPointer) -> Int) throws(ZstdReadError) {
+        guard let context = ZSTD_createDCtx() else {
+            throw .corrupt(path: name, frame: 1, offset: 0, detail: "out of memory creating a zstd context")
+        }
+        ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, windowLogMax)
+        self.path = name
+        self.context = context
+        self.descriptor = -1
+        self.source = source
         self.input = [UInt8](repeating: 0, count: max(inputChunk, 4096))
         self.scratch = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
     }
 
     deinit {
-        _ = Glibc.close(descriptor)
+        if descriptor >= 0 { _ = Glibc.close(descriptor) }
         ZSTD_freeDCtx(context)
     }
 
@@ -129,7 +119,9 @@ public final class ZstdStreamReader {
         inputPosition = 0
         inputCount = 0
         while true {
-            let count = input.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = input.withUnsafeMutableBytes { buffer in
+                source.map { $0(buffer) } ?? Glibc.read(descriptor, buffer.baseAddress!, buffer.count)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .read(path: path, errno: errno)

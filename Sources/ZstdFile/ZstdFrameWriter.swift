@@ -3,38 +3,21 @@ import CZstd
 import Glibc
 #endif
 
-/// Why writing a zstd file failed, with what to do about it.
-public enum ZstdWriteError: Error, CustomStringConvertible, Equatable {
-    case open(path: String, errno: Int32)
-    case write(path: String, errno: Int32)
-    case compress(path: String, detail: String)
-
-    public var description: String {
-        switch self {
-        case .open(let path, let code):
-            return "cannot create \(path): \(String(cString: strerror(code))); check the directory exists and is writable"
-        case .write(let path, let code):
-            return "cannot write \(path): \(String(cString: strerror(code))); check free disk space"
-        case .compress(let path, let detail):
-            return "zstd compression failed for \(path): \(detail)"
-        }
-    }
-}
-
 /// Compresses appended bytes and writes one complete zstd frame per `flush()`, each frame with one
 /// `write()`: after a crash every complete frame of the file still decodes.
 /// Owned by one thread (not Sendable).
 public final class ZstdFrameWriter {
+    /// The file being written, for error messages.
     public let path: String
     private let context: OpaquePointer
     private let descriptor: Int32
-    private var pending: [UInt8] = []
-    private var frame: [UInt8] = []
-    private var closed = false
+    @exclusivity(unchecked) private var pending: [UInt8] = []
+    @exclusivity(unchecked) private var frame: [UInt8] = []
+    @exclusivity(unchecked) private var closed = false
     /// Complete frames written so far.
-    public private(set) var framesWritten = 0
+    @exclusivity(unchecked) public private(set) var framesWritten = 0
     /// Compressed bytes written so far.
-    public private(set) var bytesWritten = 0
+    @exclusivity(unchecked) public private(set) var bytesWritten = 0
 
     /// Creates (or truncates) `path`. `hashLog`, when given, overrides the level's match-finder
     /// table size (log2 of its entries).
@@ -64,6 +47,7 @@ public final class ZstdFrameWriter {
     /// Uncompressed bytes waiting for the next frame.
     public var pendingByteCount: Int { pending.count }
 
+    /// Adds bytes to the next frame; nothing is written before `flush()`.
     public func append(_ bytes: some Sequence<UInt8>) { pending.append(contentsOf: bytes) }
 
     /// Lets a caller encode straight into the pending buffer (no intermediate copy).

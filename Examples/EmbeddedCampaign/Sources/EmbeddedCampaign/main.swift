@@ -1,0 +1,104 @@
+// A program that embeds apns-bulk: it starts the in-process mock APNs on 127.0.0.1, sends a few
+// notifications through Pipeline's public API, and exits non-zero unless every row ended in
+// exactly one outcome, the one the mock was set up to give.
+import APNs
+import Foundation
+import MockAPNs
+import Pipeline
+import Transport
+
+/// One notification to send, and the outcome the mock is set up to give it.
+struct Row {
+    let deviceToken: String
+    let payload: String
+    let expected: Outcome
+}
+
+/// A failed check: its message goes to stderr and the program exits 1.
+struct CheckFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+let topic = "com.example.embedded"
+let unregisteredToken = String(repeating: "0d", count: 32)
+let rows: [Row] = (1...4).map { index in
+    Row(deviceToken: String(format: "%064x", 0xA11CE + index),
+        payload: #"{"aps":{"alert":"Hello \#(index) from an embedding program"}}"#, expected: .delivered)
+} + [Row(deviceToken: unregisteredToken, payload: #"{"aps":{"alert":"Too late"}}"#, expected: .unregistered)]
+
+/// Sends `rows` through `Campaign` and returns every record of its result log.
+///
+/// Today's entry point reads a CSV file and writes the result files; this function is the only
+/// place that knows, so a program can switch to an in-memory entry point with an outcome
+/// callback by changing just this body.
+func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
+          keyID: ProviderToken.KeyID, teamID: ProviderToken.TeamID) throws -> (Campaign.Result, [ResultRecord]) {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("embedded-campaign-\(getpid())").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+
+    let csvField = { (text: String) in "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    let csv = "device_token,payload\n" + rows.map { "\($0.deviceToken),\(csvField($0.payload))\n" }.joined()
+    let inputPath = directory + "/rows.csv"
+    try csv.write(toFile: inputPath, atomically: true, encoding: .utf8)
+
+    guard let authority = mock.certificateAuthority else { throw CheckFailure(description: "the mock has no CA") }
+    var configuration = CampaignConfiguration(
+        inputPath: inputPath,
+        authentication: .token(try TokenSource(signingKey: signingKey, keyID: keyID, teamID: teamID)),
+        endpoints: [Endpoint(host: "127.0.0.1", port: mock.port)],
+        tls: try TLSContext.client(additionalTrust: .authority(authority)),
+        outputDirectory: directory + "/out")
+    configuration.defaults.topic = topic
+    configuration.connections = 1
+    configuration.reactorThreads = 1
+    let result = try Campaign(configuration: configuration).run()
+
+    let log = try ResultLogReader(path: directory + "/out/results.jsonl.zst")
+    var records: [ResultRecord] = []
+    while let record = try log.next() { records.append(record) }
+    return (result, records)
+}
+
+/// Every row has exactly one record, with the outcome the mock was set up to give.
+func check(_ result: Campaign.Result, _ records: [ResultRecord], against rows: [Row]) throws {
+    guard result.summary.rows == rows.count, result.summary.accountingHolds else {
+        throw CheckFailure(description: "summary: \(result.summary.rows) rows, \(result.summary.counts.total) outcomes; expected \(rows.count) of each")
+    }
+    let byRow = Dictionary(grouping: records, by: \.row)
+    for (index, row) in rows.enumerated() {
+        let found = byRow[index + 1] ?? []
+        guard found.count == 1 else {
+            throw CheckFailure(description: "row \(index + 1) has \(found.count) outcomes, expected exactly one")
+        }
+        guard found[0].outcome == row.expected, found[0].deviceToken == row.deviceToken else {
+            throw CheckFailure(description: "row \(index + 1): \(found[0].outcome) for \(found[0].deviceToken), expected \(row.expected) for \(row.deviceToken)")
+        }
+    }
+    guard records.count == rows.count else {
+        throw CheckFailure(description: "\(records.count) records for \(rows.count) rows")
+    }
+}
+
+do {
+    let signingKey = try SigningKey.generate()
+    let keyID = try ProviderToken.KeyID("EXAMPLE001")
+    let teamID = try ProviderToken.TeamID("EXAMPLE002")
+
+    var mockConfiguration = MockAPNsConfiguration()
+    mockConfiguration.address = .loopback(port: 0)
+    mockConfiguration.identity = .ephemeral(hosts: ["127.0.0.1"])
+    mockConfiguration.authentication = .token(try TokenVerifier(signingKey: signingKey, keyID: keyID, teamID: teamID))
+    mockConfiguration.topics = [topic]
+    mockConfiguration.unregistered = [unregisteredToken: 1_700_000_000_000]
+    let mock = try MockAPNsServer.start(mockConfiguration)
+    defer { _ = try? mock.stop() }
+
+    let (result, records) = try send(rows, to: mock, signingKey: signingKey, keyID: keyID, teamID: teamID)
+    try check(result, records, against: rows)
+    print("embedded campaign: \(rows.count) rows, \(records.count) outcomes, every row accounted for")
+} catch {
+    FileHandle.standardError.write(Data("embedded campaign failed: \(error)\n".utf8))
+    exit(1)
+}

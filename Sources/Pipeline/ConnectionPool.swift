@@ -1,0 +1,169 @@
+import Transport
+
+/// One reactor thread's share of the campaign's `--connections`: which endpoint and address each
+/// connection serves, opening it (a fresh DNS resolution each time), and reopening it after the
+/// reconnect schedule's wait when it ends. What flows over the connections is the `Worker`'s
+/// business; the pool tells it which connection is ready and which one a row came back on.
+///
+/// Everything here runs on `reactor`'s thread.
+final class ConnectionPool {
+    private let reactor: Reactor
+    private let shared: CampaignShared
+    /// Every connection of this pool reports to it: the worker that owns the pool.
+    private weak var delegate: (any ClientConnectionDelegate)?
+    @exclusivity(unchecked) private(set) var slots: [ConnectionSlot] = []
+    /// No connection is opened or reopened any more.
+    private var closing = false
+    /// Every row is recorded: a connection that ends now says nothing about its endpoint.
+    private var shutDown = false
+
+    init(reactor: Reactor, shared: CampaignShared) {
+        self.reactor = reactor
+        self.shared = shared
+    }
+
+    /// Connection i goes to endpoint i mod E and, within it, to its (i div E)-th address, so the
+    /// campaign spreads across every endpoint and every address each name resolves to; the
+    /// connections are dealt to the `threads` reactor threads in turn.
+    static func assignments(connections: Int, endpoints endpointCount: Int, threads: Int) -> [[ConnectionSlot]] {
+        var assignments = Array(repeating: [ConnectionSlot](), count: threads)
+        for index in 0..<connections {
+            let slot = ConnectionSlot(id: index, endpointIndex: index % endpointCount, addressIndex: index / endpointCount)
+            assignments[index % threads].append(slot)
+        }
+        return assignments
+    }
+
+    /// Opens every slot's connection; their events go to `delegate`.
+    func start(slots assigned: [ConnectionSlot], delegate: any ClientConnectionDelegate) {
+        slots = assigned
+        self.delegate = delegate
+        let configuration = shared.configuration
+        for slot in slots {
+            slot.reconnects = ReconnectSchedule(
+                baseMilliseconds: configuration.reconnectBaseMilliseconds,
+                capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
+                seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
+            connect(slot)
+        }
+    }
+
+    /// The run is ending: open nothing more, and forget the reconnects already scheduled.
+    func stopReconnecting() {
+        closing = true
+        for slot in slots {
+            if let timer = slot.reconnectTimer { reactor.cancel(timer) }
+            slot.reconnectTimer = nil
+        }
+    }
+
+    /// Every row is recorded: say goodbye (GOAWAY) on every connection; nothing is in flight.
+    func shutdown() {
+        shutDown = true
+        closing = true
+        closeAll(abort: false)
+    }
+
+    /// Says goodbye (GOAWAY) on every open connection, or with `abort` drops them (their rows in
+    /// flight come back to the delegate as lost before this returns).
+    func closeAll(abort: Bool) {
+        for slot in slots {
+            guard let connection = slot.connection else { continue }
+            if abort { connection.abort() } else { connection.close() }
+        }
+    }
+
+    // MARK: - Which slot a connection is
+
+    /// The slot whose current connection this is; nil for a connection already closed and replaced.
+    func slot(for connection: ClientConnection) -> ConnectionSlot? {
+        slotIndex(for: connection).map { slots[$0] }
+    }
+
+    /// The index in `slots` of `slot(for: connection)`: for a caller that reads a field or two,
+    /// without the retain and release of a slot handed back.
+    @inline(__always)
+    func slotIndex(for connection: ClientConnection) -> Int? {
+        let tag = connection.ownerTag
+        guard tag >= 0, tag < slots.count, slots[tag].connection === connection else { return nil }
+        return tag
+    }
+
+    /// Whether a connection other than `slot`'s can take work now.
+    func hasReadySlot(besides slot: ConnectionSlot) -> Bool {
+        slots.contains { $0 !== slot && $0.isReady }
+    }
+
+    // MARK: - A connection's life
+
+    /// `connection` got the server's SETTINGS; returns its slot (nil for a stale connection).
+    func connectionBecameReady(_ connection: ClientConnection) -> ConnectionSlot? {
+        guard let slot = slot(for: connection) else { return nil }
+        slot.isReady = true
+        shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
+        return slot
+    }
+
+    /// `connection` ended: unless the pool is closing, its slot reconnects after the schedule's
+    /// wait (exponential with jitter over consecutive failures, the count starting over only after
+    /// a connection stayed up for a while), so a flapping endpoint is never hammered.
+    func connectionClosed(_ connection: ClientConnection, error: ClientConnectionError?) {
+        guard let slot = slot(for: connection) else { return }
+        if slot.isReady { shared.noteConnectionDown() }
+        slot.isReady = false
+        slot.connection = nil
+        if shutDown { return }
+        let delay = slot.reconnects.connectionEnded(connection)
+        if let error {
+            shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
+                                         configurationError: error.isConfigurationError)
+        }
+        scheduleReconnect(slot, after: delay)
+    }
+
+    private func connect(_ slot: ConnectionSlot) {
+        guard !closing else { return }
+        slot.reconnectTimer = nil
+        let endpoint = shared.configuration.endpoints[slot.endpointIndex]
+        // A fresh DNS resolution for every connection (APNS.md), off this thread.
+        endpoint.resolve(on: reactor) { [self] result in
+            guard !closing else { return }
+            switch result {
+            case .success(let addresses) where !addresses.isEmpty:
+                let address = addresses[slot.addressIndex % addresses.count]
+                open(slot, endpoint: endpoint, address: address)
+            case .success:
+                connectionFailed(slot, detail: "\(endpoint) resolved to no address")
+            case .failure(let error):
+                connectionFailed(slot, detail: "\(endpoint): \(error)")
+            }
+        }
+    }
+
+    private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress) {
+        guard let delegate else { return }
+        let configuration = shared.configuration
+        var settings = ClientConnection.Configuration(
+            endpoint: endpoint, address: address, tls: configuration.tls, maxStreams: configuration.maxStreams,
+            singleStreamUntilAuthorized: configuration.authentication.kind == .token)
+        settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
+        settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
+        settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))
+        let connection = ClientConnection(reactor: reactor, configuration: settings, delegate: delegate)
+        slot.connection = connection
+        slot.endpointLabel = endpoint.description
+        connection.ownerTag = slots.firstIndex { $0 === slot } ?? -1
+        connection.start()
+    }
+
+    /// The name did not resolve: not a configuration error (DNS may come back), so only a wait.
+    private func connectionFailed(_ slot: ConnectionSlot, detail: String) {
+        shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: detail, configurationError: false)
+        scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
+    }
+
+    private func scheduleReconnect(_ slot: ConnectionSlot, after delay: Duration) {
+        guard !closing else { return }
+        slot.reconnectTimer = reactor.schedule(after: delay) { [self] in connect(slot) }
+    }
+}

@@ -1,0 +1,70 @@
+import Transport
+
+/// The reader thread: CSV rows → jobs for the workers, rejected rows straight to the writer.
+/// After a stop, it keeps reading so that every remaining row is still recorded (as the stop cause
+/// says), because every row must appear in the result log exactly once.
+final class Reader: Sendable {
+    private let source: ThreadBound<CSVSource>
+    private let shared: CampaignShared
+    private let writer: ResultWriter
+
+    init(source: ThreadBound<CSVSource>, shared: CampaignShared, writer: ResultWriter) {
+        self.source = source
+        self.shared = shared
+        self.writer = writer
+    }
+
+    func run() {
+        let decoder = shared.decoder
+        var rows = 0
+        var jobs: [Job] = []
+        var records: [RowResult] = []
+        do {
+            while let batch = try source.value.nextBatch() {
+                for index in batch.indices {
+                    rows += 1
+                    switch decoder.decode(batch, at: index) {
+                    case .rejected(let reason):
+                        records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                                 outcome: .rejected, reason: reason))
+                    case .send(let job):
+                        // The flag is one atomic load; the cause behind it takes a lock, so only
+                        // a stopping run reads it.
+                        if shared.control.isStopping {
+                            records.append(shared.stop.record(job))
+                        } else {
+                            jobs.append(job)
+                        }
+                    }
+                }
+                hand(&jobs, &records)
+            }
+        } catch {
+            // Only without the prescan can a line fail mid-run: the rows before it were handed out
+            // and are sent as usual; the row at it is aborted (InputError); the rest cannot be read.
+            if let stop = source.value.stoppedAt {
+                rows += 1
+                records.append(stop.record(row: rows))
+            }
+        }
+        hand(&jobs, &records)
+        shared.work.close()
+        shared.stop.recordQueuedWork()
+        writer.rowsRead.store(rows, ordering: .releasing)
+        // The writer may be waiting for a full batch of records that will never come.
+        shared.outcomes.wakeConsumer()
+    }
+
+    private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
+        if !records.isEmpty { shared.outcomes.put(moving: &records) }
+        records.removeAll(keepingCapacity: true)
+        if !jobs.isEmpty {
+            shared.work.put(moving: &jobs)
+            // The queue closed first: these rows are recorded as the stop says.
+            shared.stop.recordAndHand(jobs)
+        }
+        jobs.removeAll(keepingCapacity: true)
+        // The watch may have emptied the queue before these jobs went in.
+        shared.stop.recordQueuedWork()
+    }
+}

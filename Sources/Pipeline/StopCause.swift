@@ -1,0 +1,85 @@
+/// Why a campaign stopped sending before its rows were done. The first cause recorded wins.
+public enum StopCause: Sendable, Equatable {
+    /// APNs refused the credentials (403 InvalidProviderToken, BadCertificate, ...): every further
+    /// request would be refused too.
+    case credentialsRefused(reason: String)
+    /// `--abort-after` consecutive identical answers about the request's setup (BadTopic, ...).
+    case misconfiguration(reason: String, consecutive: Int)
+    /// The first answers of the run were all BadDeviceToken: sandbox tokens sent to production.
+    case wrongEnvironment(answers: Int)
+    /// TLS verification or ALPN failed on every endpoint: a configuration error.
+    case tlsFailedEverywhere(detail: String)
+    /// SIGINT or SIGTERM.
+    case interrupted(signal: Int32)
+    /// Every endpoint unreachable for `--unreachable-timeout`: the rest gave up (exit 3, not 2).
+    case unreachable(seconds: Double)
+    /// The input failed mid-run (with `--no-prescan`), or another error that ends the run.
+    case fatal(detail: String)
+    /// The result files cannot be written (a full disk, a vanished directory): sending more would
+    /// lose track of rows.
+    case outputFailed(detail: String)
+
+    /// The outcome given to rows that did not finish because of this cause.
+    public var outcomeForUnfinishedRows: Outcome {
+        if case .unreachable = self { return .gaveUp }
+        return .aborted
+    }
+
+    /// The `reason` written for rows that did not finish because of this cause.
+    public var reasonForUnfinishedRows: String {
+        switch self {
+        case .credentialsRefused(let reason): reason
+        case .misconfiguration(let reason, _): reason
+        case .wrongEnvironment: "WrongEnvironment"
+        case .tlsFailedEverywhere: "TLSFailed"
+        case .interrupted: "Interrupted"
+        case .unreachable: "Unreachable"
+        case .fatal: "InputError"
+        case .outputFailed: "OutputError"
+        }
+    }
+
+    /// One line for the user: what happened and what to do.
+    public var message: String {
+        switch self {
+        case .credentialsRefused(let reason):
+            "APNs refused the credentials (\(reason)); stopped sending so the list is not burnt. "
+                + Self.credentialAdvice(reason)
+        case .misconfiguration(let reason, let count):
+            "APNs answered \(reason) \(count) times in a row; stopped sending. This is about the "
+                + "request's setup (topic, push type, priority, expiration), not the device tokens: "
+                + "fix the flag or column and run again (see --abort-after)."
+        case .wrongEnvironment(let answers):
+            "the first \(answers) answers were all BadDeviceToken and none was delivered: these look "
+                + "like tokens of the other APNs environment (sandbox vs production). Check --endpoint."
+        case .tlsFailedEverywhere(let detail):
+            "TLS failed on every endpoint: \(detail)"
+        case .interrupted(let signal):
+            "interrupted by signal \(signal); unfinished rows are recorded as aborted."
+        case .unreachable(let seconds):
+            "every endpoint was unreachable for \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s (--unreachable-timeout); the remaining "
+                + "rows gave up with reason Unreachable."
+        case .fatal(let detail), .outputFailed(let detail):
+            detail
+        }
+    }
+
+    static func credentialAdvice(_ reason: String) -> String {
+        switch reason {
+        case "ExpiredProviderToken":
+            "The provider token was still refused after a fresh one: check the machine's clock."
+        case "InvalidProviderToken":
+            "Check --key-file, --key-id and --team-id: the key must be the .p8 whose id is --key-id, of team --team-id."
+        case "MissingProviderToken":
+            "No provider token was accepted: give --key-file/--key-id/--team-id, or a client certificate."
+        case "UnrelatedKeyIdInToken", "BadEnvironmentKeyIdInToken", "BadEnvironmentKeyInToken":
+            "The key id does not fit this team or environment: check --key-id and --endpoint."
+        case "BadCertificate", "BadCertificateEnvironment":
+            "Check --cert-file/--p12-file: the certificate must be a valid push certificate for this environment (--endpoint)."
+        case "Forbidden":
+            "Check the credentials' permissions for this topic."
+        default:
+            "Check the credentials."
+        }
+    }
+}

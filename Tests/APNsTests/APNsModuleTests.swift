@@ -1,4 +1,0 @@
-import Testing
-@testable import APNs
-
-@Test func APNsModuleIsNamed() { #expect(APNsModule.name == "APNs") }

@@ -1,4 +1,0 @@
-import Testing
-@testable import MockAPNs
-
-@Test func MockAPNsModuleIsNamed() { #expect(MockAPNsModule.name == "MockAPNs") }

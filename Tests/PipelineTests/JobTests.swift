@@ -1,0 +1,61 @@
+import APNs
+import Testing
+import Transport
+@testable import Pipeline
+
+/// A row on its way through the sender: what a retry keeps of it, and the record a stop gives it.
+@Suite struct JobTests {
+    static let token = String(repeating: "ab", count: 32)
+
+    /// The one job of a one-row campaign, its bytes still in the CSV batch.
+    func decodedJob() throws -> Job {
+        let directory = try TemporaryDirectory()
+        let source = try CSVSource(path: try directory.write("c.csv", "device_token,payload\n\(Self.token),{}\n"))
+        let decoder = RowDecoder(defaults: HeaderValues(topic: "com.example.app"), defaultPayload: nil, auth: .token)
+        let batch = try #require(try source.nextBatch())
+        guard case .send(let job) = decoder.decode(batch, at: batch.indices.first!) else {
+            Issue.record("the row was rejected")
+            throw CancellationError()
+        }
+        return job
+    }
+
+    @Test func aRetriedJobLetsGoOfItsBatch() throws {
+        let retried = try decodedJob()
+        func base(_ slice: ArraySlice<UInt8>) -> UInt? {
+            slice.withUnsafeBufferPointer { $0.baseAddress.map { UInt(bitPattern: $0) } }
+        }
+        let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload)
+        // Before: both point into the one batch buffer, the payload right after the token.
+        #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
+        retried.attempts = 2
+        retried.retriedAfterConnectionLoss = true
+        retried.avoidConnection = 3
+        let detached = retried.detached()
+        #expect(String(decoding: detached.deviceToken, as: UTF8.self) == Self.token)
+        #expect(String(decoding: detached.pathToken, as: UTF8.self) == Self.token)
+        #expect(String(decoding: detached.payload, as: UTF8.self) == "{}")
+        #expect(detached.row == retried.row && detached.headers === retried.headers)
+        #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss && detached.avoidConnection == 3,
+                "what happened so far comes along (a 503's retry still avoids its connection)")
+        // After: neither is in the batch buffer any more.
+        #expect(base(detached.deviceToken) != tokenBefore)
+        #expect(base(detached.payload) != payloadBefore)
+    }
+
+    @Test(arguments: [
+        (StopCause.interrupted(signal: 2), Outcome.aborted, "Interrupted"),
+        (.unreachable(seconds: 30), .gaveUp, "Unreachable"),
+        (.credentialsRefused(reason: "InvalidProviderToken"), .aborted, "InvalidProviderToken"),
+        (.fatal(detail: "input failed"), .aborted, "InputError"),
+        (.outputFailed(detail: "disk full"), .aborted, "OutputError"),
+    ])
+    func aStoppedRowEndsAsItsStopCauseSays(cause: StopCause, outcome: Outcome, reason: String) throws {
+        let job = try decodedJob()
+        job.attempts = 1
+        let record = job.record(stoppedBy: cause)
+        #expect(record.outcome == outcome && record.reason == reason)
+        #expect(record.row == job.row && record.attempts == 1)
+        #expect(String(decoding: record.deviceToken, as: UTF8.self) == Self.token)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import Pipeline
-
-@Test func PipelineModuleIsNamed() { #expect(PipelineModule.name == "Pipeline") }

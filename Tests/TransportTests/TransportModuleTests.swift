@@ -1,4 +1,0 @@
-import Testing
-@testable import Transport
-
-@Test func TransportModuleIsNamed() { #expect(TransportModule.name == "Transport") }
