@@ -7,6 +7,8 @@ DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config
 # What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
 # (and venv, for BENCH_PEER=1), openssl.
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
+# What only the tests need on top: faketime runs `send` with a clock behind APNs'.
+TEST_DEB_PACKAGES := faketime
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
@@ -44,6 +46,7 @@ release: deps
 
 # The tests check our ES256 tokens with an independent verifier: Python's `cryptography`.
 test-deps: deps
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DEB_PACKAGES) $(TEST_DEB_PACKAGES)"
 	@if ! python3 -c 'import cryptography' 2>/dev/null; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "test-deps: installing python3 and its cryptography package"; \

@@ -121,6 +121,25 @@ final class ConnectionPool {
         scheduleReconnect(slot, after: delay)
     }
 
+    /// `connection` is done although it works (APNs refused its provider-token update): it ends
+    /// gracefully while its answers come in, and its slot opens a fresh connection at once, which
+    /// starts with the current token. Nothing for a connection already replaced.
+    func replace(_ connection: ClientConnection) {
+        guard let slot = slot(for: connection) else { return }
+        if slot.isReady { shared.noteConnectionDown() }
+        slot.isReady = false
+        slot.connection = nil
+        connection.close()
+        connect(slot)
+    }
+
+    /// The endpoint a connection of this pool serves, also once it has been replaced (its slot
+    /// keeps the endpoint).
+    func endpointLabel(of connection: ClientConnection) -> String? {
+        let tag = connection.ownerTag
+        return tag >= 0 && tag < slots.count ? slots[tag].endpointLabel : nil
+    }
+
     private func connect(_ slot: ConnectionSlot) {
         guard !closing else { return }
         slot.reconnectTimer = nil

@@ -30,6 +30,9 @@ final class Job: @unchecked Sendable {
     var retriedAfterConnectionLoss = false
     /// The connection a retry should avoid (500/503), or -1.
     var avoidConnection = -1
+    /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
+    /// refusal costs no attempt (the connection is replaced), any later one does.
+    var refusedTokenUpdate = false
     /// The provider token the latest request carried, to refresh only if it is still current.
     /// Shared by reference: remembering it costs a row one retain, not a copy of four strings.
     var sentToken: SentProviderToken?
@@ -58,6 +61,7 @@ final class Job: @unchecked Sendable {
         attempts = job.attempts
         retriedAfterConnectionLoss = job.retriedAfterConnectionLoss
         avoidConnection = job.avoidConnection
+        refusedTokenUpdate = job.refusedTokenUpdate
         sentToken = job.sentToken
     }
 

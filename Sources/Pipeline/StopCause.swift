@@ -18,6 +18,9 @@ public enum StopCause: Sendable, Equatable {
     /// The result files cannot be written (a full disk, a vanished directory): sending more would
     /// lose track of rows.
     case outputFailed(detail: String)
+    /// APNs kept refusing fresh provider tokens as expired: this machine's clock is off.
+    /// `ageSeconds` is the refused token's age by this machine's clock.
+    case providerTokenRefusedAsExpired(ageSeconds: Int64)
 
     /// The outcome given to rows that did not finish because of this cause.
     public var outcomeForUnfinishedRows: Outcome {
@@ -36,6 +39,7 @@ public enum StopCause: Sendable, Equatable {
         case .unreachable: "Unreachable"
         case .fatal: "InputError"
         case .outputFailed: "OutputError"
+        case .providerTokenRefusedAsExpired: "ExpiredProviderToken"
         }
     }
 
@@ -61,6 +65,10 @@ public enum StopCause: Sendable, Equatable {
                 + "rows gave up with reason Unreachable."
         case .fatal(let detail), .outputFailed(let detail):
             detail
+        case .providerTokenRefusedAsExpired(let age):
+            "APNs refused the provider token as expired though it is \(age / 60) minutes old by this machine's "
+                + "clock (APNs allows 60), and refused its fresh replacements too: check this machine's clock "
+                + "(date, NTP); stopped sending so the list is not burnt."
         }
     }
 

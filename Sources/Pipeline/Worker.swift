@@ -12,21 +12,21 @@ import Transport
 // which run on that thread.
 final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let reactor: Reactor
-    private let shared: CampaignShared
+    let shared: CampaignShared
     /// `shared.control`, read for every answer: reached through `shared` it was retained and
     /// released around each call.
-    private let control: RunControl
+    let control: RunControl
     private let stop: RunStop
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
-    private let pool: ConnectionPool
+    let pool: ConnectionPool
     @exclusivity(unchecked) private var ready = JobQueue()
     @exclusivity(unchecked) private var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     @exclusivity(unchecked) private var finished: [RowResult] = []
-    @exclusivity(unchecked) private var retryPolicy: RetryPolicy
+    @exclusivity(unchecked) private(set) var retryPolicy: RetryPolicy
     @exclusivity(unchecked) private var waitingForWork = false
-    @exclusivity(unchecked) private var stopping = false
+    @exclusivity(unchecked) private(set) var stopping = false
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
 
@@ -209,13 +209,17 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
-        let slotIndex = pool.slotIndex(for: connection)
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         control.recordAnswer(delivered: answer.status == 200,
                                     badDeviceToken: answer.reason == .badDeviceToken,
                                     setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
+        if answer.status == 403 || answer.status == 429, settleTokenTrouble(job, answer: answer, on: connection,
+                                                                           response: response, latency: latency) {
+            schedulePublish()
+            return
+        }
         let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
                                         expiration: expiration(of: job), nowMilliseconds: WallClock.milliseconds())
         switch action {
@@ -223,23 +227,18 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                             latencyMs: latency, endpoint: slotIndex.flatMap { pool.slots[$0].endpointLabel },
+                             latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
         case .retry(let delay, let elsewhere):
-            if elsewhere, let slotIndex { job.avoidConnection = pool.slots[slotIndex].id }
+            if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
         case .refreshTokenAndRetry:
-            if case .token(let source) = shared.configuration.authentication, let sent = job.sentToken {
-                source.refresh(after: sent.token, cause: .expiredProviderToken)
-            }
+            // `settleTokenTrouble` refreshed the token already.
             retry(job, afterMilliseconds: 0, lastAnswer: answer)
         case .stopRun:
             let reason = answer.reasonText ?? "status \(answer.status)"
-            control.stop(.credentialsRefused(reason: reason))
-            finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
-                             reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
-                             endpoint: slotIndex.flatMap { pool.slots[$0].endpointLabel },
-                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+            stopRun(.credentialsRefused(reason: reason), at: job, answer: answer, reason: reason, response: response,
+                    latency: latency, connection: connection)
         }
         if control.isStopping && !stopping { beginStopping() }
         schedulePublish()
@@ -287,7 +286,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         if let own = job.headers { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 }
     }
 
-    private func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
+    func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
         guard !stopping else {
             finish(stop.record(job))
             return
@@ -316,7 +315,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     // MARK: - Recording
 
-    private func finish(_ record: consuming RowResult) {
+    func finish(_ record: consuming RowResult) {
         finished.append(consume record)
         if finished.count >= 512 { publish() }
     }

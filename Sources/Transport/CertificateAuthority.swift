@@ -82,7 +82,9 @@ public final class CertificateAuthority: @unchecked Sendable {
         guard let certificate = X509_new() else { throw OpenSSLErrors.failure("X509_new") }
         var ok = X509_set_version(certificate, 2) == 1
         ok = ok && setRandomSerial(certificate)
-        ok = ok && X509_gmtime_adj(X509_getm_notBefore(certificate), -3600) != nil
+        // Valid from a day ago: a rehearsal on a machine whose clock is behind the mock's (hours,
+        // not days) fails on its provider tokens, as it would against APNs, not on TLS.
+        ok = ok && X509_gmtime_adj(X509_getm_notBefore(certificate), -86_400) != nil
         ok = ok && X509_gmtime_adj(X509_getm_notAfter(certificate), validDays * 86_400) != nil
         if let name = X509_NAME_new() {
             for (field, value) in subject {

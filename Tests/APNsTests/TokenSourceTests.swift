@@ -128,4 +128,39 @@ final class ManualClock: Sendable {
         #expect(refreshed.load(ordering: .relaxed) == 1)
         #expect(source.current != failed)
     }
+
+    @Test func oneExpiredAnswerForAFreshTokenRefreshesAndRetries() throws {
+        let (source, clock, _) = try makeSource()
+        let failed = source.current
+        clock.advance(minutes: 2)
+        #expect(source.expired(failed) == .retry)
+        let fresh = source.current
+        #expect(fresh != failed)
+        // The rest of the burst for the same token neither refreshes again nor counts.
+        for _ in 0..<20 { #expect(source.expired(failed) == .retry) }
+        #expect(source.current == fresh)
+    }
+
+    @Test func freshTokensRefusedAgainAndAgainMakeTheClockSuspect() throws {
+        let (source, clock, _) = try makeSource()
+        var verdicts: [TokenSource.ExpiredVerdict] = []
+        for _ in 0..<TokenSource.clockSuspectAfter {
+            clock.advance(minutes: 1)
+            verdicts.append(source.expired(source.current))
+        }
+        #expect(verdicts.dropLast().allSatisfy { $0 == .retry })
+        #expect(verdicts.last == .clockSuspect(ageSeconds: 60))
+        // Late answers about older tokens say the same from then on.
+        #expect(source.expired(source.current) != .retry)
+    }
+
+    @Test func tokensRefusedAsExpiredWhenTrulyOldNeverSuspectTheClock() throws {
+        let (source, clock, _) = try makeSource()
+        for _ in 0..<(TokenSource.clockSuspectAfter + 2) {
+            let old = source.current
+            // A machine that slept: the token is over an hour old by our clock as well.
+            clock.advance(minutes: 61)
+            #expect(source.expired(old) == .retry)
+        }
+    }
 }
