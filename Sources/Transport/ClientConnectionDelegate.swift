@@ -56,7 +56,8 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
     public var isConfigurationError: Bool {
         guard case let .tls(error) = self else { return false }
         switch error {
-        case .certificateVerificationFailed, .hostnameMismatch, .protocolVersionRefused, .alpnNotNegotiated,
+        case .certificateVerificationFailed, .hostnameMismatch, .noSubjectAltName, .notTLS,
+             .protocolVersionRefused, .alpnNotNegotiated,
              .clientCertificateRejected, .unusableFile, .certificateKeyMismatch, .pkcs12WrongPassword,
              .pkcs12LegacyProviderMissing:
             return true

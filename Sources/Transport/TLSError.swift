@@ -7,6 +7,11 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case certificateVerificationFailed(peer: String, reason: String)
     /// The certificate verified but is not issued for the host name or IP address connected to.
     case hostnameMismatch(peer: String)
+    /// The certificate has no subjectAltName: names are checked against it only (RFC 9525), never
+    /// against the subject's CN.
+    case noSubjectAltName(peer: String)
+    /// The server answered the TLS ClientHello with something that is not TLS; `answer` says what.
+    case notTLS(peer: String, answer: String)
     /// The peer offers only TLS versions below 1.2 (or refused ours).
     case protocolVersionRefused(peer: String, detail: String)
     /// The server did not select HTTP/2 through ALPN.
@@ -36,6 +41,12 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .hostnameMismatch(peer):
             return "TLS certificate of \(peer) is not issued for that host name or address (hostname mismatch); "
                 + "check the --endpoint host"
+        case let .noSubjectAltName(peer):
+            return "TLS certificate of \(peer) has no subjectAltName, so it names no host: certificates are matched "
+                + "against their subjectAltName only (RFC 9525), never the CN; the server needs a certificate "
+                + "with a subjectAltName for the --endpoint host"
+        case let .notTLS(peer, answer):
+            return "\(peer) answered \(answer), not TLS; check the --endpoint port (APNs listens for TLS on 443)"
         case let .protocolVersionRefused(peer, detail):
             return "\(peer) speaks only TLS older than 1.2, which apns-bulk refuses (\(detail))"
         case let .alpnNotNegotiated(peer):

@@ -23,7 +23,7 @@ enum TLSFailure {
             if reason == SSL_R_CERTIFICATE_VERIFY_FAILED {
                 let result = Int32(SSL_get_verify_result(ssl))
                 if !isServer, result == X509_V_ERR_HOSTNAME_MISMATCH || result == X509_V_ERR_IP_ADDRESS_MISMATCH {
-                    return .hostnameMismatch(peer: peer)
+                    return hasSubjectAltName(ssl) ? .hostnameMismatch(peer: peer) : .noSubjectAltName(peer: peer)
                 }
                 let text = X509_verify_cert_error_string(Int(result)).map { String(cString: $0) } ?? errors.reasonText
                 return .certificateVerificationFailed(peer: isServer ? "client \(peer)" : peer, reason: text)
@@ -34,6 +34,10 @@ enum TLSFailure {
             }
             if isServer, reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE {
                 return .clientCertificateMissing(peer: peer)
+            }
+            if !isServer, reason == SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL {
+                // The server refused our ALPN offer (alert 120): it serves no HTTP/2 here.
+                return .alpnNotNegotiated(peer: peer)
             }
             if !isServer, clientCertificateAlerts.contains(reason) {
                 return .clientCertificateRejected(peer: peer, detail: errors.reasonText)
@@ -49,6 +53,30 @@ enum TLSFailure {
             return failed(peer, "the peer closed the connection", duringHandshake)
         }
         return failed(peer, errors.text, duringHandshake)
+    }
+
+    private static func hasSubjectAltName(_ ssl: OpaquePointer) -> Bool {
+        guard let certificate = apnsbulk_SSL_get_peer_certificate(ssl) else { return false }
+        defer { X509_free(certificate) }
+        return X509_get_ext_by_NID(certificate, NID_subject_alt_name, -1) >= 0
+    }
+
+    /// What a server answered instead of a TLS record, from the first 5 bytes it sent: "in plain
+    /// HTTP" for "HTTP/", the bytes as text when they are printable, in hex otherwise.
+    static func notTLSAnswer(_ header: [UInt8]) -> String {
+        if header.starts(with: Array("HTTP/".utf8)) { return "in plain HTTP" }
+        if header.allSatisfy({ (0x20..<0x7f).contains($0) || $0 == 0x0d || $0 == 0x0a }) {
+            let text = header.map { $0 == 0x0d ? "\\r" : $0 == 0x0a ? "\\n" : String(UnicodeScalar($0)) }.joined()
+            return "with \"\(text)...\""
+        }
+        let hex = "0123456789abcdef".map { $0 }
+        return "with bytes " + header.map { "\(hex[Int($0 >> 4)])\(hex[Int($0 & 15)])" }.joined(separator: " ")
+    }
+
+    /// Whether a record header (content type, version) cannot start a TLS 1.0-1.3 record.
+    static func isNotTLS(_ header: [UInt8]) -> Bool {
+        guard header.count >= 3 else { return false }
+        return !(20...24).contains(header[0]) || header[1] != 3
     }
 
     private static func failed(_ peer: String, _ detail: String, _ duringHandshake: Bool) -> TLSError {

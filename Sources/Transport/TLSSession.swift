@@ -41,6 +41,12 @@ public final class TLSSession {
     private var output: [UInt8] = []
     private var outputStart = 0
     private var failed = false
+    /// The first record header received during a client handshake: a count (0 or 5), then the bytes.
+    private let firstRecordHeader: UnsafeMutablePointer<UInt8> = {
+        let header = UnsafeMutablePointer<UInt8>.allocate(capacity: 6)
+        header.initialize(repeating: 0, count: 6)
+        return header
+    }()
     /// Bytes one `readAvailable` call delivers before yielding to other connections.
     private static let readBudget = 1 << 20
 
@@ -55,12 +61,18 @@ public final class TLSSession {
                 throw OpenSSLErrors.failure("X509_VERIFY_PARAM_set1_ip_asc")
             }
         } else {
-            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            // Names are matched against the subjectAltName only, never the subject's CN (RFC 9525).
+            X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS
+                                                                | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
             guard X509_VERIFY_PARAM_set1_host(parameters, host, 0) == 1,
                   apnsbulk_SSL_set_tlsext_host_name(ssl, host) == 1 else {
                 throw TLSError.handshakeFailed(peer: host, detail: "'\(host)' cannot be used as a TLS server name")
             }
         }
+        // Until the handshake ends, keep the server's first record header: a server that does not
+        // speak TLS is then named for what it answered.
+        SSL_set_ex_data(ssl, 0, UnsafeMutableRawPointer(firstRecordHeader))
+        SSL_set_msg_callback(ssl, keepFirstRecordHeader)
     }
 
     /// A server session for an accepted socket; `peer` names the client in messages.
@@ -87,6 +99,7 @@ public final class TLSSession {
     deinit {
         SSL_free(ssl)
         readBuffer.deallocate()
+        firstRecordHeader.deallocate()
     }
 
     // MARK: Handshake
@@ -98,6 +111,7 @@ public final class TLSSession {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             isHandshakeComplete = true
+            if !context.isServer { SSL_set_msg_callback(ssl, nil) }
             if !context.isServer, negotiatedProtocol != "h2" {
                 failed = true
                 throw TLSError.alpnNotNegotiated(peer: peer)
@@ -111,6 +125,11 @@ public final class TLSSession {
         case SSL_ERROR_WANT_WRITE: return .wantWrite
         default:
             failed = true
+            let header = Array(UnsafeBufferPointer(start: firstRecordHeader + 1, count: Int(firstRecordHeader[0])))
+            if !context.isServer, TLSFailure.isNotTLS(header) {
+                _ = OpenSSLErrors.take()
+                throw TLSError.notTLS(peer: peer, answer: TLSFailure.notTLSAnswer(header))
+            }
             throw TLSFailure.classify(ssl: ssl, sslError: error, errno: code, errors: OpenSSLErrors.take(),
                                       peer: peer, isServer: context.isServer, duringHandshake: true)
         }
@@ -266,4 +285,14 @@ enum SIGPIPEPolicy {
         signal(SIGPIPE, SIG_IGN)
         return true
     }()
+}
+
+/// OpenSSL's message callback (client handshakes only): copies the first record header the server
+/// sent into the session's `firstRecordHeader` (reached through the SSL's ex_data slot 0).
+private func keepFirstRecordHeader(writing: Int32, version: Int32, contentType: Int32, buffer: UnsafeRawPointer?,
+                                   length: Int, ssl: OpaquePointer?, argument: UnsafeMutableRawPointer?) {
+    guard writing == 0, contentType == SSL3_RT_HEADER, length >= 5, let buffer, let ssl,
+          let store = SSL_get_ex_data(ssl, 0)?.assumingMemoryBound(to: UInt8.self), store[0] == 0 else { return }
+    (store + 1).update(from: buffer.assumingMemoryBound(to: UInt8.self), count: 5)
+    store[0] = 5
 }
