@@ -55,10 +55,12 @@ enum TLSFailure {
         return failed(peer, errors.text, duringHandshake)
     }
 
+    /// Whether the server's certificate has a subjectAltName. A failed verification leaves no
+    /// peer certificate, but the chain the server sent (leaf first) is kept.
     private static func hasSubjectAltName(_ ssl: OpaquePointer) -> Bool {
-        guard let certificate = apnsbulk_SSL_get_peer_certificate(ssl) else { return false }
-        defer { X509_free(certificate) }
-        return X509_get_ext_by_NID(certificate, NID_subject_alt_name, -1) >= 0
+        guard let chain = SSL_get_peer_cert_chain(ssl), OPENSSL_sk_num(chain) > 0,
+              let leaf = OPENSSL_sk_value(chain, 0) else { return true }
+        return X509_get_ext_by_NID(OpaquePointer(leaf), NID_subject_alt_name, -1) >= 0
     }
 
     /// What a server answered instead of a TLS record, from the first 5 bytes it sent: "in plain

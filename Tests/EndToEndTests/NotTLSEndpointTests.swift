@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// An --endpoint whose port answers plain HTTP (a wrong port, a proxy's admin page): a TLS failure
+/// reported within seconds with what came back, not minutes of retries ending "Unreachable".
+@Suite(.serialized) struct NotTLSEndpointTests {
+    @Test func aPlainHTTPServerStopsTheRunWithExitTwoWithinSeconds() throws {
+        let rig = try SendCampaignTests.Rig(rows: 200)
+        let server = try PlainListener(scratch: rig.scratch)
+        defer { server.stop() }
+        let out = rig.scratch.path("out-plain")
+        let arguments = rig.sendArguments(endpoint: "127.0.0.1:\(server.port)", caFile: "/dev/null", input: rig.csv,
+                                          out: out).filter { $0 != "--ca-file" && $0 != "/dev/null" }
+        let started = Date()
+        let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(run.result.status == 2, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("127.0.0.1 answered in plain HTTP, not TLS"), "\(run.result.stderr)")
+        #expect(seconds < 10, "reported within seconds, not after --unreachable-timeout")
+        try run.checkEveryRowExactlyOnce(rows: 200)
+        let reasons = Set(try run.records.compactMap { $0["reason"] as? String })
+        #expect(reasons == ["TLSFailed"], "\(reasons)")
+    }
+}
+
+/// A plain TCP listener on 127.0.0.1 that answers whatever comes first with an HTTP/1.1 400 and
+/// closes, as nginx does to a TLS ClientHello on a plain-HTTP port.
+final class PlainListener {
+    let process = Process()
+    let port: Int
+
+    init(scratch: Scratch) throws {
+        let script = try scratch.write("plain.py", """
+            import socket
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(16)
+            print("port", server.getsockname()[1], flush=True)
+            while True:
+                client, _ = server.accept()
+                client.recv(65536)
+                client.sendall(b"HTTP/1.1 400 Bad Request\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n")
+                client.close()
+            """)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let fd = out.fileHandleForReading.fileDescriptor
+        var text = ""
+        var chunk = [UInt8](repeating: 0, count: 64)
+        while !text.contains("\n") {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first, let found = Int(line.split(separator: " ").last ?? "") else {
+            kill(process.processIdentifier, SIGKILL)
+            throw HarnessError.serverDidNotStart(text)
+        }
+        port = found
+    }
+
+    /// SIGKILL: the test runner's threads block SIGTERM, and a child started from one inherits that.
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
