@@ -95,7 +95,7 @@ final class MockTestClient: ReactorHandler {
             next += 1
         }
         do {
-            try tls.appendOutput { (buffer) throws(H2Error) -> Int in try session.drainOutput(into: &buffer) }
+            _ = try tls.appendOutput { (buffer) throws(H2Error) -> Int in try session.drainOutput(into: &buffer) }
             try tls.flush()
         } catch {
             outcome.connectionClosed = true
