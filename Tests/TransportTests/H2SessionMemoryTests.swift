@@ -9,7 +9,7 @@ import Testing
 @Suite struct H2SessionMemoryTests {
     @Test func blocksAreAlignedDistinctAndKeepTheirBytes() throws {
         let memory = H2SessionMemory()
-        var mem = memory.nghttp2Memory
+        let mem = memory.nghttp2Memory
         var blocks: [(UnsafeMutableRawPointer, Int)] = []
         for (index, size) in [0, 1, 15, 16, 17, 100, 1023, 1024, 1025, 5000, 70_000].enumerated() {
             for copy in 0..<40 {
@@ -31,7 +31,7 @@ import Testing
 
     @Test func freedBlocksAreReusedAndReallocKeepsTheContent() throws {
         let memory = H2SessionMemory()
-        var mem = memory.nghttp2Memory
+        let mem = memory.nghttp2Memory
         let first = try #require(mem.malloc(40, mem.mem_user_data))
         mem.free(first, mem.mem_user_data)
         let again = try #require(mem.malloc(48, mem.mem_user_data))
@@ -51,7 +51,7 @@ import Testing
 
     @Test func callocZeroesAndRefusesAnOverflowingSize() throws {
         let memory = H2SessionMemory()
-        var mem = memory.nghttp2Memory
+        let mem = memory.nghttp2Memory
         let dirty = try #require(mem.malloc(64, mem.mem_user_data))
         memset(dirty, 0xAB, 64)
         mem.free(dirty, mem.mem_user_data)
