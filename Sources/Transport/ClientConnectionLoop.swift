@@ -106,6 +106,11 @@ extension ClientConnection {
     private func writeFailed(_ error: TLSError) {
         var rounds = 0
         while isRegistered, phase != .closed, rounds < 64, readAndReceive() { rounds += 1 }
+        if phase == .closed, closeError == .peerClosed(peer: peer) {
+            // The read met the end of a reset connection (the write took the reset's error).
+            closeError = .tls(error)
+            endedGracefully = false
+        }
         tearDown(.tls(error))
     }
 

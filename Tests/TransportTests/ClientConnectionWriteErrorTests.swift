@@ -41,7 +41,8 @@ import Testing
         #expect(result.answered.sorted() == [1, 2, 3, 4, 5])
         #expect(result.lost == [6])
         #expect(result.notProcessed.isEmpty)
-        #expect(result.closeError != nil, "a reset is not an orderly end")
+        #expect(result.closeError != nil)
+        #expect(!result.endedGracefully, "a reset is not an orderly end (the reconnect waits)")
     }
 }
 
@@ -50,6 +51,7 @@ struct WriteErrorReport: Sendable {
     var lost: [UInt64] = []
     var notProcessed: [UInt64] = []
     var closeError: ClientConnectionError?
+    var endedGracefully = true
 }
 
 /// Records one connection's endings on its reactor thread, and hands the report over at close.
@@ -71,6 +73,7 @@ final class WriteErrorRecorder: ClientConnectionDelegate, @unchecked Sendable {
     func connection(_ connection: ClientConnection, didReceiveGoaway goaway: H2GoAway) {}
     func connection(_ connection: ClientConnection, didCloseWith error: ClientConnectionError?) {
         report.closeError = error
+        report.endedGracefully = connection.endedGracefully
         self.connection = nil
         ready.fulfil(false)
         closed.fulfil(report)
