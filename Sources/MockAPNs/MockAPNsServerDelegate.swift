@@ -9,6 +9,8 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
     var stats = MockAPNsStats()
     let recorder: MockAPNsRecorder?
     private var live: [ObjectIdentifier: H2ServerConnection] = [:]
+    /// `serverStopping` came: the record file is closed, its flush timer stops.
+    private var stopped = false
     /// For the `apns-id`s the mock makes and the latency jitter.
     var random: MockRandom
     let latency: MockLatency
@@ -35,6 +37,7 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
     }
 
     func serverStopping() {
+        stopped = true
         for connection in live.values { absorb(connection) }
         live.removeAll()
         recorder?.close()
@@ -63,7 +66,7 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
     /// The record file gets a zstd frame at least every second (none when nothing was recorded).
     private func armRecordFlush(_ timers: H2ServerTimers) {
         timers.schedule(after: .seconds(1)) { [weak self] in
-            guard let self else { return }
+            guard let self, !self.stopped else { return }
             self.recorder?.flush()
             self.armRecordFlush(timers)
         }
