@@ -24,9 +24,9 @@ public struct ReconnectSchedule: Sendable {
     private var random: SplitMix64
 
     /// Defaults: 1 s doubling up to 60 s (each drawn from [d/2, d]); healthy after 30 s ready;
-    /// an orderly replacement within 5 ms.
+    /// an orderly replacement within 1 ms.
     public init(baseMilliseconds: Int = 1000, capMilliseconds: Int = 60_000, healthyAfter: Duration = .seconds(30),
-                replaceJitterMilliseconds: Int = 5, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
+                replaceJitterMilliseconds: Int = 1, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         backoff = Backoff(baseMilliseconds: baseMilliseconds, capMilliseconds: capMilliseconds, seed: seed)
         self.healthyAfter = healthyAfter
         self.replaceJitterMilliseconds = max(0, replaceJitterMilliseconds)
