@@ -71,6 +71,27 @@ import Testing
         #expect(try (mock.stats()["connections"] as? Int ?? 0) >= rows / 250)
     }
 
+    @Test func theEmbeddedMockRotatingConnectionsWithManyStreamsInFlightDeliversNoRowTwice() throws {
+        // The bad night's setting: the defaults' many streams per connection, so a GOAWAY leaves
+        // hundreds of the client's requests unread in the server's socket.
+        let rows = 20_000
+        let rig = try Rig(rows: rows)
+        let record = rig.scratch.path("embedded-record.jsonl.zst")
+        let out = rig.scratch.path("out-embedded")
+        let result = try Binary.run(["send", "--input", rig.csv, "--endpoint", "mock", "--mock-option", "goaway-after=1000",
+                                     "--mock-option", "record-out=\(record)", "--progress", "never", "--out", out])
+        let run = CampaignRun(result: result, outDirectory: out)
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        #expect(try run.summary["delivered"] as? Int == rows)
+        var delivered: [String: Int] = [:]
+        for answer in try ZstdCLI.jsonLines(record) where answer["status"] as? Int == 200 {
+            delivered[answer["device_token"] as? String ?? "", default: 0] += 1
+        }
+        #expect(delivered.count == rows)
+        #expect(delivered.values.filter { $0 > 1 }.isEmpty, "tokens answered 200 twice")
+    }
+
     @Test func goawayAfterEveryRequestStillFinishes() throws {
         let rows = 150
         let rig = try Rig(rows: rows)
