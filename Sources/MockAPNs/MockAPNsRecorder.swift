@@ -40,14 +40,18 @@ final class MockAPNsRecorder {
     }
 
     func flush() {
-        guard failure == nil else { return }
+        // The flush timer may fire between the server's stop and its reactor's end.
+        guard failure == nil, !isClosed else { return }
         do { try writer.flush() } catch { failure = error }
     }
 
     func close() {
-        guard failure == nil else { return }
+        guard failure == nil, !isClosed else { return }
+        isClosed = true
         do { try writer.close() } catch { failure = error }
     }
+
+    private var isClosed = false
 }
 
 func appendDecimal(_ value: Int64, to out: inout [UInt8]) {

@@ -8,7 +8,7 @@ import Transport
 /// both use it. Sendable: its state lives on the reactor thread and is reached through it.
 public final class MockAPNsServer: Sendable {
     public let configuration: MockAPNsConfiguration
-    private let server: H2Server<MockAPNsEngine>
+    private let server: H2Server<MockAPNsServerDelegate>
     private let finalStats = Mutex<MockAPNsStats?>(nil)
 
     /// Starts listening; writes the ephemeral CA to `caOutPath` when set, and opens `recordOutPath`.
@@ -19,16 +19,16 @@ public final class MockAPNsServer: Sendable {
         let bound = ThreadBound(recorder)
         var trust: TLSTrust?
         if case .certificate(let clientTrust) = configuration.authentication { trust = clientTrust }
-        let serverConfiguration = H2Server<MockAPNsEngine>.Configuration(
+        let serverConfiguration = H2Server<MockAPNsServerDelegate>.Configuration(
             address: configuration.address, identity: configuration.identity, clientCertificateTrust: trust,
             session: .init(maxConcurrentStreams: configuration.startingMaxStreams, maxRequestBodyBytes: 16 * 1024),
             threadName: "mock-apns")
         let frozen = configuration
         let outcome = StopOutcome()
-        let server: H2Server<MockAPNsEngine>
+        let server: H2Server<MockAPNsServerDelegate>
         do {
             server = try H2Server.start(serverConfiguration) {
-                MockAPNsEngine(configuration: frozen, recorder: bound.value) { stats, failure in
+                MockAPNsServerDelegate(configuration: frozen, recorder: bound.value) { stats, failure in
                     outcome.withLock { $0 = (stats, failure) }
                 }
             }
@@ -52,7 +52,7 @@ public final class MockAPNsServer: Sendable {
 
     private let outcome: StopOutcome
 
-    private init(configuration: MockAPNsConfiguration, server: H2Server<MockAPNsEngine>, outcome: StopOutcome) {
+    private init(configuration: MockAPNsConfiguration, server: H2Server<MockAPNsServerDelegate>, outcome: StopOutcome) {
         self.configuration = configuration
         self.server = server
         self.outcome = outcome

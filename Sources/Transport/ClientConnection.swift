@@ -96,6 +96,12 @@ public final class ClientConnection {
     /// When the connection became ready (monotonic nanoseconds), nil before. For reconnect policy:
     /// a connection that stayed up a while was healthy (`ReconnectSchedule`).
     public internal(set) var readyAt: UInt64?
+    /// Responses delivered so far. For reconnect policy: a connection that was answered proved the
+    /// endpoint works, however soon it ended (`ReconnectSchedule`).
+    public internal(set) var responsesReceived = 0
+    /// Set when it closed: the end was orderly (the server's GOAWAY with NO_ERROR, our own close,
+    /// or the server closing the socket cleanly), not a reset, a timeout, a TLS or protocol error.
+    public internal(set) var endedGracefully = false
 
     public init(reactor: Reactor, configuration: Configuration, delegate: any ClientConnectionDelegate) {
         precondition(configuration.maxStreams > 0, "ClientConnection: maxStreams must be positive")

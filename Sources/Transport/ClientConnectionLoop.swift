@@ -51,9 +51,10 @@ extension ClientConnection {
         abort()
     }
 
-    /// Feeds what TLS has to the session; events wait for `settle`.
-    func readAndReceive() {
-        guard let tls, let h2, isRegistered else { return }
+    /// Feeds what TLS has to the session; events wait for `settle`. True when bytes arrived.
+    @discardableResult
+    func readAndReceive() -> Bool {
+        guard let tls, let h2, isRegistered else { return false }
         var received = false
         do {
             let status = try tls.readAvailable { bytes in
@@ -73,6 +74,7 @@ extension ClientConnection {
         } catch {
             tearDown(.peerClosed(peer: peer))
         }
+        return received
     }
 
     /// Moves the session's output into TLS and sends it, keeping writable interest on exactly
@@ -84,17 +86,32 @@ extension ClientConnection {
                 let appended = try tls.appendOutput { (buffer: inout [UInt8]) throws(H2Error) -> Int in
                     try h2.drainOutput(into: &buffer, limit: ClientConnection.outputLimit)
                 }
-                let sentAll = try flushTLS(tls)
+                let sentAll: Bool
+                do {
+                    sentAll = try flushTLS(tls)
+                } catch {
+                    return writeFailed(error)
+                }
                 guard sentAll, appended > 0, h2.wantsWrite else { break }
             }
-        } catch let error as TLSError {
-            return tearDown(.tls(error))
-        } catch let error as H2Error {
-            return tearDown(.protocolError(error))
         } catch {
-            return tearDown(.peerClosed(peer: peer))
+            return tearDown(.protocolError(error))
         }
         reactor.setInterest(tls.wantsWritable ? [.readable, .writable] : .readable, for: fd)
+    }
+
+    /// The socket refused our bytes (EPIPE, ECONNRESET: the server closed or reset it). What it
+    /// sent before is still in the socket (answers, its GOAWAY): read and settle it first, so a
+    /// request that was answered is not handed back as lost and sent twice.
+    private func writeFailed(_ error: TLSError) {
+        var rounds = 0
+        while isRegistered, phase != .closed, rounds < 64, readAndReceive() { rounds += 1 }
+        if phase == .closed, closeError == .peerClosed(peer: peer) {
+            // The read met the end of a reset connection (the write took the reset's error).
+            closeError = .tls(error)
+            endedGracefully = false
+        }
+        tearDown(.tls(error))
     }
 
     private func flushTLS(_ tls: TLSSession) throws(TLSError) -> Bool {
@@ -152,6 +169,7 @@ extension ClientConnection {
         switch event {
         case let .response(response):
             slotsMayHaveOpened = true
+            responsesReceived &+= 1
             delegate?.connection(self, didReceive: response)
         case let .notProcessed(tag, cause):
             slotsMayHaveOpened = true
@@ -194,6 +212,11 @@ extension ClientConnection {
         guard phase != .closed else { return }
         phase = .closed
         closeError = error
+        switch error {
+        case nil: endedGracefully = (h2?.receivedGoaway?.errorCode ?? 0) == 0
+        case .peerClosed?: endedGracefully = true
+        default: endedGracefully = false
+        }
         cancelHealthTimer()
         if isRegistered {
             reactor.deregister(fd)

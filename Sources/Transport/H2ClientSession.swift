@@ -63,17 +63,20 @@ public final class H2ClientSession {
     /// released around each (one pair per call, several calls per request).
     let streams = H2StreamTable<Stream>()
     @exclusivity(unchecked) var events: [H2ClientEvent] = []
-    private let headerBlock = H2HeaderBlock()
+    let headerBlock = H2HeaderBlock()
     /// The stream `streamIndex` found last, and its index (checked against the table on use).
     @exclusivity(unchecked) var lastStreamID: Int32 = 0
     @exclusivity(unchecked) var lastStreamIndex = 0
-    @exclusivity(unchecked) private var submitOrder: [(index: Int, streamID: Int32)] = []
-    @exclusivity(unchecked) private var submitOrderHead = 0
-    @exclusivity(unchecked) private var hasSubmitted = false
+    /// (table index, stream id) in submission order, ended streams skipped lazily: the oldest
+    /// request in flight for the response timeout.
+    @exclusivity(unchecked) var submitOrder: [(index: Int, streamID: Int32)] = []
+    @exclusivity(unchecked) var submitOrderHead = 0
+    /// A request went out before: fields indexed on the first request only are never-indexed now.
+    @exclusivity(unchecked) var hasSubmitted = false
     /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
     let memory = H2SessionMemory()
     /// `:authority`, in storage nghttp2 may read uncopied: freed after the nghttp2 session.
-    private let authorityStorage: UnsafeMutableBufferPointer<UInt8>
+    let authorityStorage: UnsafeMutableBufferPointer<UInt8>
     @exclusivity(unchecked) private var shutdownRequested = false
     @exclusivity(unchecked) var lastKnownMaxConcurrentStreams: Int
 
@@ -166,112 +169,7 @@ public final class H2ClientSession {
         return nil
     }
 
-    // MARK: Requests
-
-    /// Submits `method path` with `headers` and `body`, to be matched by `tag` in its ending event.
-    ///
-    /// `:scheme` is https and `:authority` the configured one; `:path` is sent never-indexed, each header
-    /// by its `indexing`. No PRIORITY information is ever sent. The session keeps `body` (a reference,
-    /// not a copy) until the stream's DATA is written. `submittedAt` is the caller's monotonic clock
-    /// reading (non-decreasing across submits), returned in the response and by
-    /// `oldestInFlightSubmittedAt()`. Returns the stream id.
-    @discardableResult
-    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
-                       submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
-        guard session != nil else { throw .terminated }
-        guard acceptsRequests else { throw .notAcceptingRequests }
-        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
-
-        fillHeaderBlock(method: method, path: path, headers: headers)
-        return try submitFilledHeaders(body: body[...], tag: tag, submittedAt: submittedAt)
-    }
-
-    /// Submits `template`'s method to its path prefix followed by `pathSuffix`, with its header fields
-    /// and then `headers`, and `body`; otherwise as `submit(path:headers:body:tag:submittedAt:method:)`.
-    /// The hot path of a bulk sender: the fixed part of the header block is copied, not rebuilt, and
-    /// `body` is kept as the slice it is (no copy) until its DATA is written.
-    /// `template` and `body` are consumed: they move into the stream's record, so passing a
-    /// reference the caller no longer needs costs no retain here and no release at the caller.
-    @discardableResult
-    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
-        guard session != nil else { throw .terminated }
-        guard acceptsRequests else { throw .notAcceptingRequests }
-        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
-        fillHeaderBlock(template: template, pathSuffix: pathSuffix, headers: headers)
-        return try submitFilledHeaders(body: consume body, tag: tag, submittedAt: submittedAt, template: consume template)
-    }
-
-    private func submitFilledHeaders(body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64,
-                                     template: consuming H2RequestTemplate? = nil) throws(H2Error) -> Int32 {
-        guard let session else { throw .terminated }
-        let bodyIsEmpty = body.isEmpty
-        let index = streams.insert(Stream(tag: tag, submittedAt: submittedAt, body: consume body,
-                                           template: consume template))
-        let userData = H2StreamTable<Stream>.userData(for: index)
-        let streamID: Int32
-        if bodyIsEmpty {
-            streamID = nghttp2_submit_request(session, nil, headerBlock.nv, headerBlock.count, nil, userData)
-        } else {
-            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: userData),
-                                                 read_callback: H2ClientCallbacks.readBody)
-            streamID = nghttp2_submit_request(session, nil, headerBlock.nv, headerBlock.count, &provider, userData)
-        }
-        guard streamID > 0 else {
-            streams.remove(at: index)
-            throw H2Error(nghttp2Code: Int(streamID))
-        }
-        streams[index]?.streamID = streamID
-        streams.setStreamID(streamID, at: index)
-        hasSubmitted = true
-        recordSubmitOrder(index: index, streamID: streamID)
-        return streamID
-    }
-
-    private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header]) {
-        // Only `:path` and the row's own headers are copied into the block (and by nghttp2); the
-        // other fields point at static text, the template and `authorityStorage`, uncopied.
-        let byteCount = 5 + template.pathPrefix.count + pathSuffix.count + H2HeaderBlock.byteCount(headers)
-        headerBlock.reset(fieldCount: 4 + template.fieldCount + headers.count, byteCount: byteCount)
-        headerBlock.appendUncopied(name: ":method", value: template.method, neverIndexed: false)
-        headerBlock.appendUncopied(name: ":scheme", value: UnsafeBufferPointer(start: Self.https.utf8Start,
-                                                                               count: Self.https.utf8CodeUnitCount),
-                                   neverIndexed: false)
-        headerBlock.appendUncopied(name: ":authority", value: UnsafeBufferPointer(authorityStorage), neverIndexed: false)
-        template.pathPrefix.withUnsafeBytes { prefix in
-            pathSuffix.withUnsafeBytes { suffix in
-                StaticString(":path").withUTF8Buffer { name in
-                    headerBlock.append(name: UnsafeRawBufferPointer(name), value: prefix, valueSuffix: suffix,
-                                       neverIndexed: true)
-                }
-            }
-        }
-        headerBlock.append(template, notFirst: hasSubmitted)
-        if !headers.isEmpty { headerBlock.append(headers, notFirst: hasSubmitted) }
-    }
-
-    private static let https: StaticString = "https"
-
-    private func fillHeaderBlock(method: String, path: String, headers: [H2Header]) {
-        // 34 bytes of pseudo-header names and "https".
-        let byteCount = 34 + method.utf8.count + path.utf8.count + configuration.authority.utf8.count
-            + H2HeaderBlock.byteCount(headers)
-        headerBlock.reset(fieldCount: 4 + headers.count, byteCount: byteCount)
-        headerBlock.append(":method", method, neverIndexed: false)
-        headerBlock.append(":scheme", "https", neverIndexed: false)
-        headerBlock.append(":authority", configuration.authority, neverIndexed: false)
-        headerBlock.append(":path", path, neverIndexed: true)
-        headerBlock.append(headers, notFirst: hasSubmitted)
-    }
-
-    private func recordSubmitOrder(index: Int, streamID: Int32) {
-        // Entries of ended streams are skipped lazily; prune so the list stays near the in-flight count.
-        if submitOrder.count - submitOrderHead > 2 * streams.count + 64 {
-            submitOrder = submitOrder[submitOrderHead...].filter { streams[$0.index]?.streamID == $0.streamID }
-            submitOrderHead = 0
-        }
-        submitOrder.append((index, streamID))
-    }
+    // MARK: Requests (submitting: H2ClientSessionRequests.swift)
 
     /// Sends a PING (the connection times its acknowledgement, `.pingAcknowledged`). Returns false,
     /// sending nothing, while an earlier one is unacknowledged.

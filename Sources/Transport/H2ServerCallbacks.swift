@@ -12,9 +12,15 @@ enum H2ServerCallbacks {
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecv)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
 
+        var option: OpaquePointer? = nil
+        try H2Wire.check(nghttp2_option_new(&option))
+        defer { nghttp2_option_del(option) }
+        // Rapid resets are limited by H2ResetRateLimit, which does not count resets of ended streams.
+        nghttp2_option_set_stream_reset_rate_limit(option, 1 << 62, 1)
+
         var session: OpaquePointer? = nil
         let userData = Unmanaged.passUnretained(owner).toOpaque()
-        try H2Wire.check(nghttp2_session_server_new(&session, callbacks, userData))
+        try H2Wire.check(nghttp2_session_server_new2(&session, callbacks, userData, option))
         guard let session else { throw H2Error(nghttp2Code: Int(NGHTTP2_ERR_NOMEM.rawValue)) }
         return session
     }
@@ -164,6 +170,9 @@ extension H2ServerSession {
             if header.flags & H2Wire.flagEndStream != 0 { requestComplete(streamID: header.stream_id) }
         case H2Wire.framePriority:
             priorityFramesReceived += 1
+        case H2Wire.frameRstStream:
+            // Before nghttp2 closes the stream: still in the table means it had not ended.
+            if streamIndex(header.stream_id) != nil { openStreamReset() }
         case H2Wire.frameGoaway:
             let goaway = frame.pointee.goaway
             events.append(.goaway(H2GoAway(errorCode: goaway.error_code, lastStreamID: goaway.last_stream_id,

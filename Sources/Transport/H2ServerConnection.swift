@@ -15,6 +15,12 @@ public final class H2ServerConnection: ReactorHandler {
     public private(set) var isClosed = false
     /// True after `stall()`: the socket is no longer read.
     public private(set) var isStalled = false
+    /// Everything was said (GOAWAY, then every stream at or below its last-stream-id answered) and
+    /// the write side is closed; the client's bytes are read and dropped until it closes.
+    public private(set) var isHalfClosed = false
+    private var lingerTimer: TimerID?
+    /// How long a half-closed connection waits for its client to close.
+    static let lingerLimit: Duration = .seconds(3)
 
     let reactor: Reactor
     private let tls: TLSSession
@@ -98,7 +104,8 @@ public final class H2ServerConnection: ReactorHandler {
     public var announcedMaxConcurrentStreams: Int { session.announcedMaxConcurrentStreams }
 
     /// Sends GOAWAY: streams above `lastStreamID` (default: the last one processed) are dropped
-    /// unanswered; those at or below it may still be answered. The connection closes once they are.
+    /// unanswered; those at or below it may still be answered. Once they are, and written, the
+    /// connection half-closes and waits (at most `lingerLimit`) for the client to close.
     public func goaway(lastStreamID: Int32? = nil, errorCode: UInt32 = 0, debugData: String = "") {
         guard !isClosed else { return }
         try? session.goaway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData)
@@ -140,6 +147,7 @@ public final class H2ServerConnection: ReactorHandler {
 
     public func onReadable() {
         guard !isClosed, !isStalled else { return }
+        if isHalfClosed { return drainUntilClientCloses() }
         inIOCallback = true
         let status: TLSReadStatus
         do {
@@ -154,7 +162,7 @@ public final class H2ServerConnection: ReactorHandler {
         flushNow()
     }
 
-    public func onWritable() { flushNow() }
+    public func onWritable() { if !isHalfClosed { flushNow() } }
     public func onHangup() { close() }
     public func onReactorStop() { close() }
 
@@ -183,7 +191,7 @@ public final class H2ServerConnection: ReactorHandler {
     }
 
     func flushNow() {
-        guard !isClosed else { return }
+        guard !isClosed, !isHalfClosed else { return }
         do {
             while true {
                 let produced = try tls.appendOutput { (buffer) throws(H2Error) -> Int in
@@ -195,21 +203,42 @@ public final class H2ServerConnection: ReactorHandler {
         } catch {
             return close()
         }
-        if session.isFinished, !tls.wantsWritable { return close() }
+        if session.isFinished, !tls.wantsWritable { return halfClose() }
         updateInterest()
+    }
+
+    /// The session has nothing more to say and its last bytes are in the socket: close_notify and
+    /// FIN go out, and the client gets `lingerLimit` to read them and close. Closing now, with its
+    /// requests (those above last-stream-id) unread, would reset the connection, and a reset can
+    /// destroy answers still on their way to the client: answers it would then send again.
+    private func halfClose() {
+        guard !isClosed, !isHalfClosed else { return }
+        isHalfClosed = true
+        tls.closeWrite()
+        lingerTimer = reactor.schedule(after: Self.lingerLimit) { [weak self] in
+            self?.lingerTimer = nil
+            self?.close()
+        }
+        updateInterest()
+    }
+
+    /// Reads and drops what the client still sends after the half-close; closes at its end.
+    private func drainUntilClientCloses() {
+        let status = try? tls.readAvailable { _ in }
+        if status != .open { close() }
     }
 
     private func updateInterest() {
         guard !isClosed else { return }
         var interest: ReactorInterest = isStalled ? [] : .readable
-        if tls.wantsWritable { interest.insert(.writable) }
+        if tls.wantsWritable, !isHalfClosed { interest.insert(.writable) }
         reactor.setInterest(interest, for: fd)
     }
 
     /// Closes gracefully: GOAWAY if the session is still open, what can be sent, then close_notify.
     func shutDown() {
         guard !isClosed else { return }
-        if !isStalled {
+        if !isStalled, !isHalfClosed {
             try? session.goaway(debugData: "{\"reason\":\"Shutdown\"}")
             inIOCallback = true
             flushNow()
@@ -220,6 +249,8 @@ public final class H2ServerConnection: ReactorHandler {
 
     func close() {
         guard !isClosed else { return }
+        if let lingerTimer { reactor.cancel(lingerTimer) }
+        lingerTimer = nil
         reactor.deregister(fd)
         tls.close()
         finishClose()

@@ -79,6 +79,10 @@ public final class H2ServerSession {
     /// weakly or unowned: the owner holds the session.
     public var admitsStream: ((_ streamID: Int32) -> Bool)?
 
+    /// Resets of open streams (see `H2ResetRateLimit`); too many too fast end the connection.
+    var resetLimit = H2ResetRateLimit(nowSeconds: H2ServerSession.nowSeconds())
+    private var resetLimitExceeded = false
+
     /// PRIORITY frames, and HEADERS carrying priority, received (APNs clients must send none).
     public internal(set) var priorityFramesReceived = 0
     /// The most streams that were open at once.
@@ -195,6 +199,17 @@ public final class H2ServerSession {
         }
         try H2Wire.check(result)
     }
+
+    /// A client reset a stream that had not ended: past the limit, GOAWAY as nghttp2's own guard
+    /// sends it (INTERNAL_ERROR, streams at or below the last one processed still finish).
+    func openStreamReset() {
+        guard let session, !resetLimitExceeded, !resetLimit.take(nowSeconds: Self.nowSeconds()) else { return }
+        resetLimitExceeded = true
+        _ = nghttp2_submit_goaway(session, H2Wire.flagNone, nghttp2_session_get_last_proc_stream_id(session),
+                                  NGHTTP2_INTERNAL_ERROR.rawValue, nil, 0)
+    }
+
+    static func nowSeconds() -> UInt64 { Reactor.monotonicNanoseconds() / 1_000_000_000 }
 
     // MARK: Bytes
 

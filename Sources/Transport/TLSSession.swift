@@ -265,6 +265,18 @@ public final class TLSSession {
 
     // MARK: Closing
 
+    /// Half-close: close_notify and the socket's FIN go out; reading stays possible. For a server
+    /// that has said everything: closing at once with the client's bytes unread would make the
+    /// kernel reset the connection, and a reset can destroy what the client has not read yet.
+    public func closeWrite() {
+        if isHandshakeComplete, !failed, !socket.isClosed {
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
+            ERR_clear_error()
+        }
+        if !socket.isClosed { _ = Glibc.shutdown(socket.fd, Int32(SHUT_WR)) }
+    }
+
     /// Sends close_notify if the connection is healthy (best effort, never blocks) and closes the
     /// socket. Deregister `socket.fd` from the reactor first.
     public func close() {

@@ -5,11 +5,11 @@ import Transport
 @testable import MockAPNs
 
 @Suite struct MockAPNsFaultTests {
-    static func service(_ adjust: (inout MockAPNsConfiguration) -> Void) -> MockAPNsService {
+    static func rules(_ adjust: (inout MockAPNsConfiguration) -> Void) -> MockAPNsRules {
         var configuration = MockAPNsConfiguration()
         configuration.authentication = .tokenPresenceOnly
         adjust(&configuration)
-        return MockAPNsService(configuration: configuration)
+        return MockAPNsRules(configuration: configuration)
     }
 
     static func token(_ index: Int) -> String {
@@ -24,13 +24,13 @@ import Transport
         let file = directory.appendingPathComponent("dead.csv").path
         try "# dead tokens\n\(Self.token(1).uppercased()),1700000000123\n\(Self.token(2))\n".write(toFile: file, atomically: true, encoding: .utf8)
         let dead = try MockAPNsFiles.unregistered(path: file, defaultTimestamp: 42)
-        let service = Self.service { $0.unregistered = dead }
-        let first = service.answer(request(path: "/3/device/" + Self.token(1), jwt: "x"))
+        let rules = Self.rules { $0.unregistered = dead }
+        let first = rules.answer(request(path: "/3/device/" + Self.token(1), jwt: "x"))
         #expect(first.status == 410)
         #expect(first.reason == "Unregistered")
         #expect(first.timestamp == 1_700_000_000_123)
-        #expect(service.answer(request(path: "/3/device/" + Self.token(2), jwt: "x")).timestamp == 42)
-        #expect(service.answer(request(path: "/3/device/" + Self.token(3), jwt: "x")).status == 200)
+        #expect(rules.answer(request(path: "/3/device/" + Self.token(2), jwt: "x")).timestamp == 42)
+        #expect(rules.answer(request(path: "/3/device/" + Self.token(3), jwt: "x")).status == 200)
     }
 
     @Test func aScriptedAnswerHoldsForItsTimesThenTheTokenIsServed() throws {
@@ -39,12 +39,12 @@ import Transport
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("respond.csv").path
         try "\(Self.token(1)),503,Shutdown,2\n\(Self.token(2)),403,BadCertificateEnvironment\n".write(toFile: file, atomically: true, encoding: .utf8)
-        let service = Self.service { $0.scripted = try! MockAPNsFiles.scripted(path: file) }
+        let rules = Self.rules { $0.scripted = try! MockAPNsFiles.scripted(path: file) }
         var connection = MockConnectionAuth()
-        let statuses = (0..<3).map { _ in service.answer(request(path: "/3/device/" + Self.token(1), jwt: "x"), connection: &connection) }
+        let statuses = (0..<3).map { _ in rules.answer(request(path: "/3/device/" + Self.token(1), jwt: "x"), connection: &connection) }
         #expect(statuses.map(\.status) == [503, 503, 200])
         #expect(statuses[0].reason == "Shutdown")
-        let always = (0..<3).map { _ in service.answer(request(path: "/3/device/" + Self.token(2), jwt: "x")).reason }
+        let always = (0..<3).map { _ in rules.answer(request(path: "/3/device/" + Self.token(2), jwt: "x")).reason }
         #expect(always == ["BadCertificateEnvironment", "BadCertificateEnvironment", "BadCertificateEnvironment"])
     }
 
@@ -56,13 +56,13 @@ import Transport
             $0.refuseStreamsRate = 0.1
         }
         func run(order: [Int]) -> [String: [Int]] {
-            let service = Self.service(configure)
+            let rules = Self.rules(configure)
             var seen: [String: [Int]] = [:]
             for round in 0..<3 {
                 for index in order {
                     let token = Self.token(index)
                     _ = round
-                    seen[token, default: []].append(service.answer(request(path: "/3/device/" + token, jwt: "x")).status)
+                    seen[token, default: []].append(rules.answer(request(path: "/3/device/" + token, jwt: "x")).status)
                 }
             }
             return seen
@@ -77,7 +77,7 @@ import Transport
         #expect(abs(share(429) - 0.9 * 0.1) < 0.04)
         #expect(abs(share(0) - 0.1) < 0.04)
         // Another seed draws other faults.
-        let other = Self.service { configure(&$0); $0.seed = 8 }
+        let other = Self.rules { configure(&$0); $0.seed = 8 }
         let otherStatuses = (0..<400).map { other.answer(request(path: "/3/device/" + Self.token($0), jwt: "x")).status }
         #expect(otherStatuses != (0..<400).map { forward[Self.token($0)]![0] })
     }

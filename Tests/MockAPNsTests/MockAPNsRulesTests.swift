@@ -22,7 +22,7 @@ struct TokenFixture {
 let goodToken = String(repeating: "ab", count: 32)
 let now = Int64(Date().timeIntervalSince1970)
 
-/// One request as the service sees it; `headers` replace the defaults of the same name, nil removes one.
+/// One request as the rules see it; `headers` replace the defaults of the same name, nil removes one.
 func request(method: String = "POST", path: String = "/3/device/" + goodToken, jwt: String?,
              headers: [String: String?] = [:], extra: [H2Field] = [],
              body: [UInt8] = Array(#"{"aps":{"alert":"hi"}}"#.utf8), bodyLength: Int? = nil)
@@ -37,7 +37,7 @@ func request(method: String = "POST", path: String = "/3/device/" + goodToken, j
     return (method, path, fields + extra, body, bodyLength ?? body.count)
 }
 
-extension MockAPNsService {
+extension MockAPNsRules {
     func answer(_ r: (method: String, path: String, fields: [H2Field], body: [UInt8], bodyLength: Int),
                 connection: inout MockConnectionAuth, at time: Int64 = now) -> MockAnswer {
         answer(method: r.method, path: r.path, fields: r.fields, body: r.body, bodyLength: r.bodyLength,
@@ -50,9 +50,9 @@ extension MockAPNsService {
     }
 }
 
-@Suite struct MockAPNsServiceTests {
+@Suite struct MockAPNsRulesTests {
     let tokens: TokenFixture
-    let service: MockAPNsService
+    let rules: MockAPNsRules
     let jwt: String
 
     init() throws {
@@ -60,7 +60,7 @@ extension MockAPNsService {
         var configuration = MockAPNsConfiguration()
         configuration.authentication = .token(try tokens.verifier())
         configuration.topics = ["com.example.app"]
-        service = MockAPNsService(configuration: configuration)
+        rules = MockAPNsRules(configuration: configuration)
         jwt = try tokens.token(issuedAt: now)
     }
 
@@ -100,7 +100,7 @@ extension MockAPNsService {
             ("array body", request(jwt: jwt, body: Array("[1]".utf8)), 400, "InvalidPayload"),
         ]
         for (name, r, status, reason) in cases {
-            let answer = service.answer(r)
+            let answer = rules.answer(r)
             #expect(answer.status == status, "\(name)")
             #expect(answer.reason == reason, "\(name)")
         }
@@ -109,48 +109,48 @@ extension MockAPNsService {
     @Test func theFirstFailingCheckAnswers() {
         // Wrong method, bad token, no authorization, bad priority, empty body: the method wins.
         let all = request(method: "PUT", path: "/3/device/zz", jwt: nil, headers: ["apns-priority": "9"], body: [])
-        #expect(service.answer(all).reason == "MethodNotAllowed")
+        #expect(rules.answer(all).reason == "MethodNotAllowed")
         let noMethod = request(path: "/3/device/zz", jwt: nil, headers: ["apns-priority": "9"], body: [])
-        #expect(service.answer(noMethod).reason == "BadDeviceToken")
+        #expect(rules.answer(noMethod).reason == "BadDeviceToken")
         let authNext = request(jwt: nil, headers: ["apns-priority": "9", "apns-topic": nil], body: [])
-        #expect(service.answer(authNext).reason == "MissingProviderToken")
+        #expect(rules.answer(authNext).reason == "MissingProviderToken")
         let topicNext = request(jwt: jwt, headers: ["apns-priority": "9", "apns-topic": "com.other.app"], body: [])
-        #expect(service.answer(topicNext).reason == "TopicDisallowed")
+        #expect(rules.answer(topicNext).reason == "TopicDisallowed")
         let priorityNext = request(jwt: jwt, headers: ["apns-priority": "9"], body: [])
-        #expect(service.answer(priorityNext).reason == "BadPriority")
+        #expect(rules.answer(priorityNext).reason == "BadPriority")
     }
 
     @Test func aTooSoonTokenChangeOnOneConnectionIsRefused() throws {
         var connection = MockConnectionAuth()
         let first = try tokens.token(issuedAt: now - 600)
-        #expect(service.answer(request(jwt: first), connection: &connection).status == 200)
+        #expect(rules.answer(request(jwt: first), connection: &connection).status == 200)
         let tooSoon = try tokens.token(issuedAt: now - 600 + 19 * 60)
-        let refused = service.answer(request(jwt: tooSoon), connection: &connection)
+        let refused = rules.answer(request(jwt: tooSoon), connection: &connection)
         #expect(refused.status == 429)
         #expect(refused.reason == "TooManyProviderTokenUpdates")
         // The previous token still works; one 20 minutes younger is accepted.
-        #expect(service.answer(request(jwt: first), connection: &connection).status == 200)
+        #expect(rules.answer(request(jwt: first), connection: &connection).status == 200)
         let later = try tokens.token(issuedAt: now - 600 + 20 * 60)
-        #expect(service.answer(request(jwt: later), connection: &connection).status == 200)
+        #expect(rules.answer(request(jwt: later), connection: &connection).status == 200)
         // Another connection may start with any valid token.
         var fresh = MockConnectionAuth()
-        #expect(service.answer(request(jwt: tooSoon), connection: &fresh).status == 200)
+        #expect(rules.answer(request(jwt: tooSoon), connection: &fresh).status == 200)
     }
 
     @Test func aTokenExpiresAnHourAfterItsIssueOnAConnectionThatUsesIt() throws {
         var connection = MockConnectionAuth()
         let token = try tokens.token(issuedAt: now)
-        #expect(service.answer(request(jwt: token), connection: &connection, at: now + 3600).status == 200)
-        let late = service.answer(request(jwt: token), connection: &connection, at: now + 3601)
+        #expect(rules.answer(request(jwt: token), connection: &connection, at: now + 3600).status == 200)
+        let late = rules.answer(request(jwt: token), connection: &connection, at: now + 3601)
         #expect(late.status == 403)
         #expect(late.reason == "ExpiredProviderToken")
     }
 
     @Test func onlyRequestsPastTheAuthorizationCheckOpenTheConnection() {
-        #expect(!service.answer(request(jwt: nil)).passedAuthorization)
-        #expect(!service.answer(request(path: "/3/device/zz", jwt: jwt)).passedAuthorization)
-        #expect(service.answer(request(jwt: jwt, headers: ["apns-priority": "9"])).passedAuthorization)
-        #expect(service.answer(request(jwt: jwt)).passedAuthorization)
+        #expect(!rules.answer(request(jwt: nil)).passedAuthorization)
+        #expect(!rules.answer(request(path: "/3/device/zz", jwt: jwt)).passedAuthorization)
+        #expect(rules.answer(request(jwt: jwt, headers: ["apns-priority": "9"])).passedAuthorization)
+        #expect(rules.answer(request(jwt: jwt)).passedAuthorization)
     }
 
     static func payload(size: Int) -> [UInt8] {

@@ -2,28 +2,10 @@ import APNs
 import Glibc
 import Transport
 
-/// The answer to one request, before it is sent.
-public struct MockAnswer: Sendable, Equatable {
-    /// The HTTP status; 0 means the stream is refused (RST_STREAM REFUSED_STREAM) instead.
-    public var status: Int
-    /// The reason string of an error answer (APNs' name, or a scripted one).
-    public var reason: String?
-    /// The 410 timestamp, ms since 1970.
-    public var timestamp: Int64?
-    /// The device token's hex as it appeared in the path (empty when the path had none).
-    public var deviceToken: Substring
-    /// The request passed the authorization check (a connection's stream limit rises after the first).
-    public var passedAuthorization: Bool
-    /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
-    public var apnsID: String?
-
-    public var isRefusal: Bool { status == 0 }
-}
-
 /// APNs' rules applied to one request, in APNS.md's order (first failure answers), then the
 /// per-token state and the injected faults. Owns the shared state of a server: the token cache
 /// and the attempt numbers. Reactor thread only (one server, one thread).
-public final class MockAPNsService {
+public final class MockAPNsRules {
     public let configuration: MockAPNsConfiguration
     private let authorizer: MockAuthorizer
     private var attempts: [String: UInt32] = [:]
@@ -187,63 +169,4 @@ public final class MockAPNsService {
 
     /// Attempts counted for a device token (lowercase hex); 0 when none or not counted.
     public func attemptCount(deviceToken: String) -> Int { Int(attempts[deviceToken] ?? 0) }
-}
-
-/// Where the `authorization` and `apns-*` headers of a request are (field indices), each at most once.
-struct MockRequestHeaders {
-    var authorization: Int?
-    var topic: Int?
-    var pushType: Int?
-    var priority: Int?
-    var expiration: Int?
-    var apnsID: Int?
-    var collapseID: Int?
-
-    /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; no
-    /// `String` is made here.
-    mutating func collect(_ fields: H2RequestHeaders) -> Bool {
-        for index in fields.indices {
-            // Pseudo-headers are checked by nghttp2; most names are rejected on the first byte.
-            guard fields.nameFirstByte(at: index) == UInt8(ascii: "a") else { continue }
-            let stored: Bool
-            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, index) }
-            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, index) }
-            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, index) }
-            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, index) }
-            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
-            else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, index) }
-            else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, index) }
-            else { continue }
-            if !stored { return false }
-        }
-        return true
-    }
-
-    private static func set(_ slot: inout Int?, _ index: Int) -> Bool {
-        guard slot == nil else { return false }
-        slot = index
-        return true
-    }
-}
-
-/// Deterministic draws for the random faults: a function of (seed, device token, attempt), so a
-/// run's faults do not depend on the order requests arrive in.
-enum MockFaultDraw {
-    /// A number in [0, 1).
-    static func uniform(seed: UInt64, token: String, attempt: UInt32, salt: UInt64) -> Double {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ seed
-        for byte in token.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        hash = mix(hash ^ (UInt64(attempt) << 32) ^ salt &* 0x9e37_79b9_7f4a_7c15)
-        return Double(hash >> 11) * 0x1.0p-53
-    }
-
-    /// SplitMix64's finaliser.
-    static func mix(_ value: UInt64) -> UInt64 {
-        var z = value &+ 0x9e37_79b9_7f4a_7c15
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
 }

@@ -1,0 +1,38 @@
+import Transport
+
+/// Where the `authorization` and `apns-*` headers of a request are (field indices), each at most once.
+struct MockRequestHeaders {
+    var authorization: Int?
+    var topic: Int?
+    var pushType: Int?
+    var priority: Int?
+    var expiration: Int?
+    var apnsID: Int?
+    var collapseID: Int?
+
+    /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; no
+    /// `String` is made here.
+    mutating func collect(_ fields: H2RequestHeaders) -> Bool {
+        for index in fields.indices {
+            // Pseudo-headers are checked by nghttp2; most names are rejected on the first byte.
+            guard fields.nameFirstByte(at: index) == UInt8(ascii: "a") else { continue }
+            let stored: Bool
+            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, index) }
+            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, index) }
+            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, index) }
+            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, index) }
+            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
+            else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, index) }
+            else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, index) }
+            else { continue }
+            if !stored { return false }
+        }
+        return true
+    }
+
+    private static func set(_ slot: inout Int?, _ index: Int) -> Bool {
+        guard slot == nil else { return false }
+        slot = index
+        return true
+    }
+}
