@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 import Transport
 
 /// What the campaign's threads share: the configuration, the run control, the two hand-off
@@ -46,14 +49,30 @@ final class CampaignShared: Sendable {
         readyConnections.subtract(1, ordering: .relaxed)
     }
 
-    /// A failed connect. TLS verification or ALPN failing on every endpoint, none of which ever
-    /// worked, is a configuration error: the run stops at once (retrying cannot fix a CA file).
-    func noteConnectionFailure(endpointIndex: Int, detail: String, configurationError: Bool) {
-        guard configurationError else { return }
-        let everywhere = endpoints.withLock { health -> Bool in
-            if !health[endpointIndex].everReady { health[endpointIndex].configurationFailure = detail }
-            return health.allSatisfy { !$0.everReady && $0.configurationFailure != nil }
+    /// A failed connect. TLS verification or ALPN failing, or a server that does not speak TLS, on
+    /// an endpoint that never worked is a configuration error: retrying cannot fix a CA file or a
+    /// port. On every endpoint, the run stops at once; on some, the endpoint is dropped with a
+    /// warning (once) and the others go on. Returns whether the endpoint is dropped.
+    @discardableResult
+    func noteConnectionFailure(endpointIndex: Int, detail: String, configurationError: Bool) -> Bool {
+        guard configurationError else { return false }
+        let (dropped, warn, everywhere) = endpoints.withLock { health -> (Bool, Bool, Bool) in
+            guard !health[endpointIndex].everReady else { return (false, false, false) }
+            let first = health[endpointIndex].configurationFailure == nil
+            health[endpointIndex].configurationFailure = detail
+            return (true, first, health.allSatisfy { !$0.everReady && $0.configurationFailure != nil })
         }
-        if everywhere { control.stop(.tlsFailedEverywhere(detail: detail)) }
+        if everywhere {
+            control.stop(.tlsFailedEverywhere(detail: detail))
+        } else if warn {
+            Self.warn("warning: dropped endpoint \(configuration.endpoints[endpointIndex]) for this run: \(detail)")
+        }
+        return dropped
+    }
+
+    /// A line on stderr, between progress updates.
+    static func warn(_ line: String) {
+        let bytes = Array(("\r" + line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 }

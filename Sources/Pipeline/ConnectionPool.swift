@@ -104,9 +104,10 @@ final class ConnectionPool {
         return slot
     }
 
-    /// `connection` ended: unless the pool is closing, its slot reconnects after the schedule's
-    /// wait (exponential with jitter over consecutive failures, the count starting over only after
-    /// a connection stayed up for a while), so a flapping endpoint is never hammered.
+    /// `connection` ended: unless the pool is closing or the endpoint is dropped (a configuration
+    /// error on an endpoint that never worked), its slot reconnects after the schedule's wait: at
+    /// once after an orderly end, with backoff over consecutive failures otherwise, so a flapping
+    /// endpoint is never hammered.
     func connectionClosed(_ connection: ClientConnection, error: ClientConnectionError?) {
         guard let slot = slot(for: connection) else { return }
         if slot.isReady { shared.noteConnectionDown() }
@@ -114,9 +115,9 @@ final class ConnectionPool {
         slot.connection = nil
         if shutDown { return }
         let delay = slot.reconnects.connectionEnded(connection)
-        if let error {
-            shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
-                                         configurationError: error.isConfigurationError)
+        if let error, shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
+                                                   configurationError: error.isConfigurationError) {
+            return
         }
         scheduleReconnect(slot, after: delay)
     }

@@ -21,6 +21,23 @@ import Testing
         let reasons = Set(try run.records.compactMap { $0["reason"] as? String })
         #expect(reasons == ["TLSFailed"], "\(reasons)")
     }
+
+    @Test func aPlainHTTPEndpointBesideAWorkingOneIsDroppedWithAWarning() throws {
+        let rig = try SendCampaignTests.Rig(rows: 2_000)
+        let server = try PlainListener(scratch: rig.scratch)
+        defer { server.stop() }
+        let mock = try rig.mock()
+        let out = rig.scratch.path("out-plain-beside")
+        let arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+            + ["--endpoint", "127.0.0.1:\(server.port)", "--connections", "4"]
+        let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("warning: dropped endpoint 127.0.0.1:\(server.port)"), "\(run.result.stderr)")
+        #expect(run.result.stderr.components(separatedBy: "dropped endpoint").count == 2, "warned once")
+        try run.checkEveryRowExactlyOnce(rows: 2_000)
+        #expect(try run.summary["delivered"] as? Int == 2_000)
+    }
 }
 
 /// A plain TCP listener on 127.0.0.1 that answers whatever comes first with an HTTP/1.1 400 and
