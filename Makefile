@@ -76,3 +76,9 @@ bench: bench-deps release
 
 clean:
 	rm -rf .build Examples/EmbeddedCampaign/.build $(DEMO_DIR)
+
+# A 10M-row campaign through two mocks with GOAWAYs, resets, 429s, 5xx and latency jitter: every
+# row once, no second delivery after a GOAWAY, flat memory (benchmarks/soak.py; SOAK_ROWS=N).
+.PHONY: soak
+soak: bench-deps release
+	@python3 benchmarks/soak.py

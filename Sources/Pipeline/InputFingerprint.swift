@@ -62,8 +62,10 @@ public struct InputFingerprint: Equatable, Sendable, Codable {
         for range in ranges {
             var done = 0
             while done < range.count {
+                // A whole small file is up to 4 MiB: read it in buffer-sized pieces.
+                let want = min(range.count - done, buffer.count)
                 let got = buffer.withUnsafeMutableBytes {
-                    pread(descriptor, $0.baseAddress, range.count - done, off_t(range.offset) + off_t(done))
+                    pread(descriptor, $0.baseAddress, want, off_t(range.offset) + off_t(done))
                 }
                 if got < 0 && errno == EINTR { continue }
                 guard got > 0 else {

@@ -35,6 +35,25 @@ import Testing
         #expect(first != second)
     }
 
+    /// Files between the 1 MiB read buffer and the 4 MiB whole-file limit are hashed whole too:
+    /// the fingerprint is the SHA-256 of the file, as `openssl dgst` computes it.
+    @Test func aThreeMebibyteFileIsHashedWholeInBufferSizedReads() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        let path = try directory.write("three.csv.zst", bytes: bytes)
+        let fingerprint = try InputFingerprint.of(path: path)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["dgst", "-sha256", "-r", path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(fingerprint.size == Int64(bytes.count))
+        #expect(fingerprint.sampleSHA256 == text.split(separator: " ").first.map(String.init))
+    }
+
     @Test func aFifoOrStdinHasNoFingerprintAndDoesNotBlock() throws {
         let directory = try TemporaryDirectory()
         let fifo = directory.path("pipe")
