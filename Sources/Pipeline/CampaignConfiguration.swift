@@ -36,7 +36,7 @@ public struct CampaignConfiguration: Sendable {
     public var retryMaxMilliseconds = 60_000
     public var reconnectBaseMilliseconds = 500
     public var reconnectMaxMilliseconds = 30_000
-    public var abortAfter = 100
+    public var abortAfter = 1
     public var unreachableTimeoutSeconds = 120.0
     /// How long in-flight requests may still finish after the run is told to stop.
     public var stopGraceSeconds = 3.0

@@ -40,6 +40,10 @@ final class CampaignShared: Sendable {
 
     var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }
 
+    /// A row that used every run-wide value was answered 200 or 410: APNs accepts the run's
+    /// settings, so connections no longer open their stream slots gradually.
+    let settingsAccepted = Atomic<Bool>(false)
+
     func noteConnectionReady(endpointIndex: Int) {
         readyConnections.add(1, ordering: .relaxed)
         endpoints.withLock { $0[endpointIndex].everReady = true }

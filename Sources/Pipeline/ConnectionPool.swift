@@ -171,6 +171,7 @@ final class ConnectionPool {
         settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))
         let connection = ClientConnection(reactor: reactor, configuration: settings, delegate: delegate)
         slot.connection = connection
+        slot.window = 1
         slot.endpointLabel = endpoint.description
         connection.ownerTag = slots.firstIndex { $0 === slot } ?? -1
         connection.start()

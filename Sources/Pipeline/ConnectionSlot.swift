@@ -9,6 +9,10 @@ final class ConnectionSlot {
     @exclusivity(unchecked) var connection: ClientConnection?
     @exclusivity(unchecked) var endpointLabel: String?
     @exclusivity(unchecked) var isReady = false
+    /// Requests this connection may have out until the run's settings are shown to be accepted:
+    /// 1 on a new connection, doubled by each answer that proves a row's settings (DESIGN,
+    /// "Stream slots"), so a wrong run-wide topic burns a handful of rows, not thousands.
+    @exclusivity(unchecked) var window = 1
     var reconnects = ReconnectSchedule()
     var reconnectTimer: TimerID?
 

@@ -70,8 +70,14 @@ struct RowDecoder: Sendable {
                                       expiration: text(.expiration) ?? defaults.expiration,
                                       collapseID: text(.collapseID) ?? defaults.collapseID,
                                       apnsID: text(.apnsID) ?? defaults.apnsID)
+            var own: RowHeaders.Columns = []
+            for (column, flag) in [(CSVColumn.topic, RowHeaders.Columns.topic), (.pushType, .pushType),
+                                   (.priority, .priority), (.expiration, .expiration)]
+                where batch.fieldRange(column, at: index).map({ !$0.isEmpty }) ?? false {
+                own.insert(flag)
+            }
             do {
-                let headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth))
+                let headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth), own: own)
                 ownHeaders = headers
                 pushType = headers.pushType
             } catch {

@@ -5,12 +5,36 @@ import Transport
 /// run's values (`--topic`, `--push-type`, ...), held by the decoder and the workers, and one per
 /// row only for rows with columns of their own. Immutable.
 final class RowHeaders: Sendable {
+    /// The header columns a row gives itself (the run's value fills the others).
+    struct Columns: OptionSet, Sendable {
+        let rawValue: UInt8
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+        static let topic = Columns(rawValue: 1)
+        static let pushType = Columns(rawValue: 2)
+        static let priority = Columns(rawValue: 4)
+        static let expiration = Columns(rawValue: 8)
+
+        /// The column whose value APNs refused with `reason` (a run-level misconfiguration).
+        init?(refusedBy reason: Reason) {
+            switch reason {
+            case .badTopic, .topicDisallowed, .missingTopic: self = .topic
+            case .invalidPushType: self = .pushType
+            case .badPriority: self = .priority
+            case .badExpirationDate: self = .expiration
+            default: return nil
+            }
+        }
+    }
+
     let values: NotificationHeaders
+    /// The row's own columns; empty for the run's headers.
+    let own: Columns
     /// `apns-topic`, `apns-push-type`, ... with Apple's HPACK rule for each (no `authorization`).
     let fields: [H2Header]
 
-    init(_ values: NotificationHeaders) {
+    init(_ values: NotificationHeaders, own: Columns = []) {
         self.values = values
+        self.own = own
         pushType = values.pushType
         expiration = values.expiration
         fields = values.fields.map { H2Header($0.name, $0.value) }
@@ -20,4 +44,13 @@ final class RowHeaders: Sendable {
     /// whole struct (its strings retained and released).
     let pushType: PushType
     let expiration: Int64?
+
+    /// `reason` when APNs refused a value the run gave this row (`--topic`, `--push-type`, ...):
+    /// a run-level misconfiguration that stops the run. Nil for any other answer, and when the
+    /// refused value is the row's own column, which fails that row only.
+    static func runWideRefusal(_ reason: Reason?, of headers: RowHeaders?) -> Reason? {
+        guard let reason, reason.isRunLevelMisconfiguration else { return nil }
+        if let headers, let column = Columns(refusedBy: reason), headers.own.contains(column) { return nil }
+        return reason
+    }
 }

@@ -16,7 +16,7 @@ public final class RunControl: Sendable {
     /// Answers after which the wrong-environment check is decided.
     public let environmentWindow: Int
 
-    public init(abortAfter: Int = 100, environmentWindow: Int = 100) {
+    public init(abortAfter: Int = 1, environmentWindow: Int = 100) {
         self.abortAfter = max(1, abortAfter)
         self.environmentWindow = max(1, environmentWindow)
     }
@@ -40,7 +40,9 @@ public final class RunControl: Sendable {
     /// Feeds one APNs answer to the run-level detectors. `setupReason` is the reason string when
     /// the answer is about the request's setup (BadTopic, ...), `badDeviceToken` when it is
     /// BadDeviceToken, `delivered` for a 200.
-    public func recordAnswer(delivered: Bool, badDeviceToken: Bool, setupReason: String?) {
+    /// Returns true when `setupReason` reached `abortAfter` answers in a row (the run stops).
+    @discardableResult
+    public func recordAnswer(delivered: Bool, badDeviceToken: Bool, setupReason: String?) -> Bool {
         if !environmentDecided.load(ordering: .relaxed) {
             recordForEnvironment(delivered: delivered, badDeviceToken: badDeviceToken)
         }
@@ -51,10 +53,12 @@ public final class RunControl: Sendable {
             }
             streakActive.store(true, ordering: .relaxed)
             if count >= abortAfter { stop(.misconfiguration(reason: setupReason, consecutive: count)) }
+            return count >= abortAfter
         } else if streakActive.load(ordering: .relaxed) {
             streak.withLock { $0 = ("", 0) }
             streakActive.store(false, ordering: .relaxed)
         }
+        return false
     }
 
     private func recordForEnvironment(delivered: Bool, badDeviceToken: Bool) {

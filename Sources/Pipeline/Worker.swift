@@ -29,6 +29,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private(set) var stopping = false
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
+    /// `shared.settingsAccepted`, once seen: no stream-slot window from then on.
+    @exclusivity(unchecked) var settingsAccepted = false
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
@@ -127,7 +129,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             nil
         }
         let templates = templates(for: token, runHeaders: runHeaders)
-        while connection.freeStreamSlots > 0, let job = nextJob(for: slot) {
+        if !settingsAccepted { settingsAccepted = shared.settingsAccepted.load(ordering: .relaxed) }
+        let window = settingsAccepted ? Int.max : slot.window
+        while connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
+              let job = nextJob(for: slot) {
             guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
                 break
@@ -212,9 +217,17 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
-        control.recordAnswer(delivered: answer.status == 200,
-                                    badDeviceToken: answer.reason == .badDeviceToken,
-                                    setupReason: answer.reason.flatMap { $0.isRunLevelMisconfiguration ? $0.name : nil })
+        if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
+        let refusal = answer.status == 400 ? RowHeaders.runWideRefusal(answer.reason, of: job.headers) : nil
+        if control.recordAnswer(delivered: answer.status == 200, badDeviceToken: answer.reason == .badDeviceToken,
+                                setupReason: refusal?.name), let refusal {
+            // A run-wide value refused `--abort-after` times in a row: this row too is aborted.
+            stopRun(.misconfiguration(reason: refusal.name, consecutive: control.abortAfter), at: job, answer: answer,
+                    reason: refusal.name, response: response, latency: latency, connection: connection)
+            if !stopping { beginStopping() }
+            schedulePublish()
+            return
+        }
         if answer.status == 403 || answer.status == 429, settleTokenTrouble(job, answer: answer, on: connection,
                                                                            response: response, latency: latency) {
             schedulePublish()

@@ -89,8 +89,8 @@ struct SendCommand: ParsableCommand {
     var reconnectBaseMs = 500
     @Option(name: .customLong("reconnect-max-ms"), help: "Longest reconnect backoff.")
     var reconnectMaxMs = 30_000
-    @Option(name: .customLong("abort-after"), help: "Stop after this many identical run-level errors in a row (BadTopic, ...).")
-    var abortAfter = 100
+    @Option(name: .customLong("abort-after"), help: "Stop after this many identical refusals in a row of a run-wide value (--topic, --push-type, --priority, --expiration: TopicDisallowed, BadTopic, ...). A row's own column refused fails that row only.")
+    var abortAfter = 1
     @Option(name: .customLong("unreachable-timeout"), help: "Seconds with every endpoint unreachable before the rest gives up.")
     var unreachableTimeout = 120.0
     @Option(name: .customLong("response-timeout"), help: "Seconds to wait for an answer before the connection counts as dead.")

@@ -274,8 +274,12 @@ import Testing
         #expect(run.result.stderr.contains("TopicDisallowed"))
         try run.checkEveryRowExactlyOnce(rows: 1000)
         let summary = try run.summary
-        #expect((summary["failed"] as? Int ?? 0) >= 20)
-        #expect((summary["aborted"] as? Int ?? 0) > 800)
+        // The first 19 refusals fail their rows; the 20th stops the run, and it and every row not
+        // yet answered end aborted with the reason.
+        #expect(summary["failed"] as? Int == 19)
+        #expect(summary["aborted"] as? Int == 1000 - 19)
+        #expect(try run.records.filter { $0["outcome"] as? String == "aborted" }
+            .allSatisfy { $0["reason"] as? String == "TopicDisallowed" })
     }
 
     @Test func refusedStreamsAreResentWithoutCountingAnAttempt() throws {

@@ -1,11 +1,26 @@
 import APNs
 import Transport
 
-/// How a worker settles provider-token trouble (APNS.md, "Authentication"): one
-/// `ExpiredProviderToken` costs one refresh of the shared token, not the campaign; a connection
-/// that refuses the refreshed token is replaced; tokens refused as expired again and again mean
-/// this machine's clock is off, and the run stops before it burns the list.
+/// How a worker settles answers that are about the run rather than the row.
+///
+/// Provider-token trouble (APNS.md, "Authentication"): one `ExpiredProviderToken` costs one
+/// refresh of the shared token, not the campaign; a connection that refuses the refreshed token is
+/// replaced; tokens refused as expired again and again mean this machine's clock is off, and the
+/// run stops before it burns the list. Settings: the first answer that proves the run's settings
+/// opens every connection's stream slots fully.
 extension Worker {
+    /// A 200 or 410: the row's settings are accepted. A row that used every run-wide value proves
+    /// the run's (every connection opens fully from then on); one with columns of its own doubles
+    /// its connection's window.
+    func settingsProved(by job: Job, on connection: ClientConnection) {
+        if job.headers == nil || job.headers?.own.isEmpty == true {
+            settingsAccepted = true
+            shared.settingsAccepted.store(true, ordering: .relaxed)
+        } else if let slot = pool.slot(for: connection) {
+            slot.window = min(slot.window * 2, 1 << 20)
+        }
+    }
+
     /// Provider-token trouble (APNS.md): 403 ExpiredProviderToken refreshes the shared token, and
     /// when fresh tokens keep being refused the clock is off: the run stops (this row `aborted`).
     /// 429 TooManyProviderTokenUpdates means this connection saw an earlier token and refuses the
