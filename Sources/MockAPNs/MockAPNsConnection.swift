@@ -5,14 +5,14 @@ import Transport
 /// per-connection faults (GOAWAY, reset, stall after N requests; throttling after errors).
 final class MockAPNsConnection: H2ServerConnectionHandler {
     private unowned let server: MockAPNsServerDelegate
-    private var auth = MockConnectionAuth()
-    private var requests = 0
-    private var raised = false
-    private var throttled = false
+    @exclusivity(unchecked) private var auth = MockConnectionAuth()
+    @exclusivity(unchecked) private var requests = 0
+    @exclusivity(unchecked) private var raised = false
+    @exclusivity(unchecked) private var throttled = false
     /// Stalled or about to be reset: later requests are left unanswered.
-    private var stalled = false
+    @exclusivity(unchecked) private var stalled = false
     /// Set once GOAWAY went out: streams above it are not processed (the client resends them).
-    private var goawayLastStreamID: Int32?
+    @exclusivity(unchecked) private var goawayLastStreamID: Int32?
     // The configuration's per-connection knobs, copied once: reading `server.configuration` per
     // request copied the whole configuration (retaining each of its collections).
     private let goawayAfter: Int?

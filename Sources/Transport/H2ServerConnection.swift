@@ -12,12 +12,12 @@ public final class H2ServerConnection: ReactorHandler {
     public let peer: String
     /// The subject of the client's certificate under mutual TLS, else nil.
     public let peerCertificateSubject: String?
-    public private(set) var isClosed = false
+    @exclusivity(unchecked) public private(set) var isClosed = false
     /// True after `stall()`: the socket is no longer read.
-    public private(set) var isStalled = false
+    @exclusivity(unchecked) public private(set) var isStalled = false
     /// Everything was said (GOAWAY, then every stream at or below its last-stream-id answered) and
     /// the write side is closed; the client's bytes are read and dropped until it closes.
-    public private(set) var isHalfClosed = false
+    @exclusivity(unchecked) public private(set) var isHalfClosed = false
     private var lingerTimer: TimerID?
     /// How long a half-closed connection waits for its client to close.
     static let lingerLimit: Duration = .seconds(3)
@@ -26,9 +26,9 @@ public final class H2ServerConnection: ReactorHandler {
     private let tls: TLSSession
     private let session: H2ServerSession
     private let fd: Int32
-    private var handler: (any H2ServerConnectionHandler)?
-    private var inIOCallback = false
-    private var flushScheduled = false
+    @exclusivity(unchecked) private var handler: (any H2ServerConnectionHandler)?
+    @exclusivity(unchecked) private var inIOCallback = false
+    @exclusivity(unchecked) private var flushScheduled = false
     private let onClose: (H2ServerConnection) -> Void
     private static let drainLimit = 1 << 20
 

@@ -34,7 +34,7 @@ public final class H2ServerSession {
     }
 
     public let configuration: Configuration
-    var session: OpaquePointer?
+    @exclusivity(unchecked) var session: OpaquePointer?
     /// What the callbacks touch several times per request. Kept behind a pointer this session
     /// owns so these accesses skip the runtime exclusivity check a class's stored `var` gets (about
     /// 2 % of the mock server's time, plus 1 % for the smaller fields): the session is
@@ -69,10 +69,10 @@ public final class H2ServerSession {
         _modify { yield &book.streams }
     }
     static let spareStorageLimit = 256
-    var events: [H2ServerEvent] = []
+    @exclusivity(unchecked) var events: [H2ServerEvent] = []
     private let headerBlock = H2HeaderBlock()
     private let responseBlock = H2ResponseHeaderBlock()
-    private var hasResponded = false
+    @exclusivity(unchecked) private var hasResponded = false
 
     /// Asked when a client opens a stream (before its headers are read): false refuses it at once with
     /// RST_STREAM(REFUSED_STREAM). For fault injection; nil admits every stream. Capture the owner
@@ -80,15 +80,15 @@ public final class H2ServerSession {
     public var admitsStream: ((_ streamID: Int32) -> Bool)?
 
     /// Resets of open streams (see `H2ResetRateLimit`); too many too fast end the connection.
-    var resetLimit = H2ResetRateLimit(nowSeconds: H2ServerSession.nowSeconds())
-    private var resetLimitExceeded = false
+    @exclusivity(unchecked) var resetLimit = H2ResetRateLimit(nowSeconds: H2ServerSession.nowSeconds())
+    @exclusivity(unchecked) private var resetLimitExceeded = false
 
     /// PRIORITY frames, and HEADERS carrying priority, received (APNs clients must send none).
     public internal(set) var priorityFramesReceived = 0
     /// The most streams that were open at once.
     public internal(set) var maxConcurrentStreamsSeen = 0
     /// The value most recently announced in SETTINGS_MAX_CONCURRENT_STREAMS.
-    public private(set) var announcedMaxConcurrentStreams: Int
+    @exclusivity(unchecked) public private(set) var announcedMaxConcurrentStreams: Int
 
     /// Creates the session and queues SETTINGS (MAX_CONCURRENT_STREAMS, push disabled, large receive
     /// windows); `drainOutput` produces them once the client's preface arrived or at once.
