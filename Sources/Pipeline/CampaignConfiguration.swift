@@ -50,6 +50,9 @@ public struct CampaignConfiguration: Sendable {
     /// Seeds the jitter of retries and reconnects.
     public var seed: UInt64 = 0x5EED
 
+    /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
+    var rowsInMemory = false
+
     /// Token auth with no run-wide topic: every row must bring its own (APNs answers MissingTopic).
     var rowsNeedTopic: Bool {
         guard case .token = authentication else { return false }
