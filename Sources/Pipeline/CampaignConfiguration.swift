@@ -67,4 +67,10 @@ public struct CampaignConfiguration: Sendable {
         self.tls = tls
         self.outputDirectory = outputDirectory
     }
+
+    /// Settings for a campaign whose rows come from memory (`Campaign.run(rows:)`): no input file.
+    public init(authentication: Authentication, endpoints: [Endpoint], tls: TLSContext, outputDirectory: String) {
+        self.init(inputPath: Campaign.rowsInputName, authentication: authentication, endpoints: endpoints, tls: tls,
+                  outputDirectory: outputDirectory)
+    }
 }
