@@ -17,6 +17,7 @@ public struct MockAnswer: Sendable, Equatable {
     /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
     public var apnsID: String?
 
+    /// The stream is refused (status 0) rather than answered.
     public var isRefusal: Bool { status == 0 }
 }
 
@@ -24,6 +25,7 @@ public struct MockAnswer: Sendable, Equatable {
 /// per-token state and the injected faults. Owns the shared state of a server: the token cache
 /// and the attempt numbers. Reactor thread only (one server, one thread).
 public final class MockAPNsService {
+    /// The server's configuration: the rules and faults applied.
     public let configuration: MockAPNsConfiguration
     private let authorizer: MockAuthorizer
     private var attempts: [String: UInt32] = [:]
@@ -31,6 +33,7 @@ public final class MockAPNsService {
     private let usesCertificates: Bool
     private let topics: Set<String>
 
+    /// The rules of a server with `configuration`; verifies no token yet.
     public init(configuration: MockAPNsConfiguration) {
         self.configuration = configuration
         var cache: MockTokenCache?

@@ -8,8 +8,11 @@
 /// missing ones are nil): it should be rejected, since a shifted column would send the wrong payload.
 /// A field over 64 KiB carries `.fieldTooLarge`. Neither stops the run. Used by one thread.
 public final class CSVSource {
+    /// A field longer than this makes its row `rejected` (FieldTooLarge); the run goes on.
     public static let maxFieldBytes = CSVParser.maxFieldBytes
+    /// The input's name for messages (`stdin (--input -)` for `-`).
     public let path: String
+    /// The header row, read by init.
     public let header: CSVHeader
     private let file: InputFile
     private let parser: CSVParser

@@ -52,6 +52,7 @@ public final class Campaign: Sendable {
         /// rows from memory cannot be read again.
         case resumeNeedsFile
 
+        /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
             switch self {
             case .input(let error): error.description

@@ -9,7 +9,9 @@
 ///
 /// A value type: one per endpoint (or per pool slot), owned by one thread.
 public struct ReconnectSchedule: Sendable {
+    /// The delays between consecutive failed connections.
     public private(set) var backoff: Backoff
+    /// How long a connection must stay ready to prove the endpoint works.
     public let healthyAfter: Duration
     /// Connections in a row that failed or did not stay up for `healthyAfter`.
     public private(set) var consecutiveFailures = 0
