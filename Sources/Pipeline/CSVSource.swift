@@ -33,6 +33,8 @@ public final class CSVSource {
 
     /// Opens the input and reads up to the end of the header row.
     /// - Parameters:
+    ///   - path: a `.csv` or `.csv.zst` file, or `-` for stdin.
+    ///   - chunkSize: bytes read at a time; a batch holds about one chunk's rows.
     ///   - requiresTopic: the header must have a `topic` column (token auth with no `--topic`).
     ///   - shouldStop: asked while a stream keeps us waiting; true ends the wait with `.interrupted`.
     public init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,

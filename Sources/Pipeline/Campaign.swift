@@ -11,7 +11,8 @@ import Transport
 /// reasons, and the result files are written to `configuration.outputDirectory`. Give
 /// `onOutcome` to see each row's outcome as it is recorded, besides the files.
 public final class Campaign: Sendable {
-    /// Receives each row's final record, once per row, on the writer thread (see ``init(configuration:onOutcome:)``).
+    /// Receives each row's final record, once per row, on the writer thread
+    /// (see ``init(configuration:onOutcome:)``).
     public typealias OutcomeHandler = @Sendable (ResultRecord) -> Void
 
     /// The run's settings, fixed for the whole run.
@@ -21,11 +22,13 @@ public final class Campaign: Sendable {
     private let onOutcome: OutcomeHandler?
 
     /// A campaign ready to run.
-    /// - Parameter onOutcome: called with each row's record exactly once, in the order rows are
-    ///   recorded (not row order), on the writer thread, after the record is written to the result
-    ///   log. It holds up the writer while it runs, and with it the workers once the writer's
-    ///   queue is full: keep it short (append to a buffer, bump a counter). A run's rows have
-    ///   their records whether or not the result files could be written.
+    /// - Parameters:
+    ///   - configuration: the run's settings; for rows from memory its `inputPath` is not read.
+    ///   - onOutcome: called with each row's record exactly once, in the order rows are
+    ///     recorded (not row order), on the writer thread, after the record is written to the result
+    ///     log. It holds up the writer while it runs, and with it the workers once the writer's
+    ///     queue is full: keep it short (append to a buffer, bump a counter). A run's rows have
+    ///     their records whether or not the result files could be written.
     public init(configuration: CampaignConfiguration, onOutcome: OutcomeHandler? = nil) {
         self.configuration = configuration
         self.onOutcome = onOutcome
