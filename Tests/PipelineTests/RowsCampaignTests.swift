@@ -165,6 +165,41 @@ struct RowsCampaignTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path("out/results.jsonl.zst")))
     }
 
+    /// Token auth and no run topic, rows from a sequence that can be read only once (no count
+    /// ahead, as a stream has no prescan): the row without a topic is rejected `MissingTopic`,
+    /// the others are delivered.
+    @Test func aSequenceRowWithoutATopicIsRejectedMissingTopic() throws {
+        let mocks = try MockEndpoints([MockAPNsConfiguration()])
+        let directory = try TemporaryDirectory()
+        var configuration = try Self.configuration(mocks, out: directory.path("out"))
+        configuration.defaults = HeaderValues()
+        let run = try Self.run(configuration) { campaign in
+            let rows = (1...10).lazy.map { CampaignRow(deviceToken: InProcessCampaign.token($0), topic: $0 == 4 ? nil : "com.example.app") }
+            return try campaign.run(rows: AnySequence(rows))
+        }
+        Self.checkAccounting(run, rows: 10)
+        for record in run.log {
+            if record.row == 4 {
+                #expect(record.outcome == .rejected && record.reason == "MissingTopic", "\(record.jsonLine)")
+            } else {
+                #expect(record.outcome == .delivered, "\(record.jsonLine)")
+            }
+        }
+    }
+
+    /// No rows: the run ends at once with an empty result log and a summary of 0 rows, exit 0.
+    @Test func anEmptyCollectionOfRowsEndsAtOnceWithEmptyFiles() throws {
+        let mocks = try MockEndpoints([MockAPNsConfiguration()])
+        let directory = try TemporaryDirectory()
+        let run = try Self.run(try Self.configuration(mocks, out: directory.path("out"))) {
+            try $0.run(rows: [CampaignRow]())
+        }
+        #expect(run.result.summary.rows == 0 && run.result.summary.counts.total == 0)
+        #expect(run.log.isEmpty && run.delivered.isEmpty)
+        #expect(run.result.exitStatus == 0)
+        #expect(FileManager.default.fileExists(atPath: directory.path("out/summary.json")))
+    }
+
     /// `resume` reads the input again; rows from memory cannot be: refused, nothing written.
     @Test func resumeWithRowsFromMemoryIsRefused() throws {
         let mocks = try MockEndpoints([MockAPNsConfiguration()])
