@@ -94,6 +94,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// The request path: `/3/device/<lowercase hex>`.
     public var path: String { "/3/device/" + hex }
 
+    /// The token as lowercase hex, as the request path carries it.
     public var description: String { hex }
 }
 
@@ -108,6 +109,7 @@ public enum DeviceTokenError: Error, Sendable, Hashable, CustomStringConvertible
     /// More than `Limits.deviceTokenBytes` bytes.
     case tooLong(bytes: Int)
 
+    /// What is wrong and with which value, for a `rejected` row's detail.
     public var description: String {
         switch self {
         case .empty:

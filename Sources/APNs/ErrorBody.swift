@@ -8,11 +8,13 @@ public struct ErrorBody: Sendable, Hashable {
     /// Milliseconds since the epoch: when APNs learnt the token is dead (410 only).
     public var timestamp: Int64?
 
+    /// A body with `reasonText` as sent, including a reason `Reason` does not know.
     public init(reasonText: String?, timestamp: Int64? = nil) {
         self.reasonText = reasonText
         self.timestamp = timestamp
     }
 
+    /// A body with a reason this module knows (the mock's answers).
     public init(reason: Reason, timestamp: Int64? = nil) {
         self.init(reasonText: reason.name, timestamp: timestamp)
     }

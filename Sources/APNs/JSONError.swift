@@ -1,5 +1,6 @@
 /// Why a payload is not a JSON object, and the byte offset (0-based) where that was found.
 public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What the validator found wrong; `description` turns it into words for a row's detail.
     public enum Kind: Sendable, Hashable {
         case empty
         case notAnObject
@@ -14,14 +15,18 @@ public struct JSONError: Error, Sendable, Hashable, CustomStringConvertible {
         case trailingData
     }
 
+    /// What was wrong.
     public let kind: Kind
+    /// The 0-based byte offset in the payload where it was found.
     public let offset: Int
 
+    /// An error of `kind` at byte `offset` (0-based).
     public init(kind: Kind, offset: Int) {
         self.kind = kind
         self.offset = offset
     }
 
+    /// One line for a `rejected` row's detail, with the 1-based byte position.
     public var description: String {
         let what = switch kind {
         case .empty: "it is empty or only whitespace"

@@ -3,12 +3,15 @@
 /// `validate(auth:)`, or build from text with `init(deviceTokenHex:payload:headers:auth:)`,
 /// which does.
 public struct Notification: Sendable, Hashable {
+    /// The device to push to; its hex goes in the request path.
     public var deviceToken: DeviceToken
     /// The JSON body, sent as is.
     public var payload: [UInt8]
     /// `apns-topic`; nil sends no header (allowed with certificate auth only).
     public var topic: String?
+    /// `apns-push-type`: decides the topic suffix and the payload size limit.
     public var pushType: PushType
+    /// `apns-priority`: 10 at once, 5 power-friendly, 1 lowest.
     public var priority: Priority
     /// `apns-expiration` in epoch seconds; 0 = deliver once, do not store; nil sends no header.
     public var expiration: Int64?

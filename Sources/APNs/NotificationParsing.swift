@@ -3,13 +3,20 @@
 /// defaults). For `Notification.init(deviceTokenHex:payload:headers:auth:)` nil and "" both mean
 /// "not given", as an empty CSV field does.
 public struct HeaderValues: Sendable, Hashable {
+    /// The `topic` column (`apns-topic`); nil or "" for none.
     public var topic: String?
+    /// The `push_type` column (`apns-push-type`); nil or "" for `alert`.
     public var pushType: String?
+    /// The `priority` column (`apns-priority`); nil or "" for 10.
     public var priority: String?
+    /// The `expiration` column, epoch seconds (`apns-expiration`); nil or "" for none.
     public var expiration: String?
+    /// The `collapse_id` column (`apns-collapse-id`); nil or "" for none.
     public var collapseID: String?
+    /// The `apns_id` column, a UUID (`apns-id`); nil or "" to let APNs choose.
     public var apnsID: String?
 
+    /// Values as text; every one may be left out (nil), as a CSV row may leave its field empty.
     public init(topic: String? = nil, pushType: String? = nil, priority: String? = nil,
                 expiration: String? = nil, collapseID: String? = nil, apnsID: String? = nil) {
         self.topic = topic
@@ -50,11 +57,17 @@ extension Notification {
 /// for the rows that have some (`Notification.init(deviceTokenHex:payload:headers:auth:)` is this,
 /// plus the token before and the payload after).
 public struct NotificationHeaders: Sendable, Hashable {
+    /// `apns-topic`, checked against the push type's suffix; nil sends none (certificate auth).
     public var topic: String?
+    /// `apns-push-type`.
     public var pushType: PushType
+    /// `apns-priority`, checked against the push type.
     public var priority: Priority
+    /// `apns-expiration`, epoch seconds; nil sends none.
     public var expiration: Int64?
+    /// `apns-collapse-id`, at most 64 bytes; nil sends none.
     public var collapseID: String?
+    /// `apns-id`, a canonical UUID; nil lets APNs choose one.
     public var apnsID: String?
 
     /// Throws what APNs would answer: MissingTopic/BadTopic, InvalidPushType, BadPriority,
@@ -106,6 +119,7 @@ public struct NotificationHeaders: Sendable, Hashable {
         Notification.payloadRejection(payload, pushType: pushType)
     }
 
+    /// `payloadRejection(_:)` for a slice of a larger buffer (a CSV batch's field), without a copy.
     public func payloadRejection(_ payload: ArraySlice<UInt8>) -> Rejection? {
         Notification.payloadRejection(payload, pushType: pushType)
     }

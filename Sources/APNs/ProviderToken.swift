@@ -17,7 +17,9 @@ public struct ProviderToken: Sendable, Equatable, CustomStringConvertible {
     public let jwt: String
     /// The `iat` claim, in seconds since 1970.
     public let issuedAt: Int64
+    /// The signing key's id: the token header's `kid`.
     public let keyID: KeyID
+    /// The team the key belongs to: the claims' `iss`.
     public let teamID: TeamID
     /// The value of the `authorization` request header, `bearer <jwt>`, as bytes ready for HPACK,
     /// built once so sending a request allocates nothing for it.

@@ -1,6 +1,7 @@
 extension ProviderToken {
     /// The 10-character id Apple shows next to a signing key (the token header's `kid`).
     public struct KeyID: Sendable, Hashable, CustomStringConvertible {
+        /// The id as Apple shows it.
         public let value: String
 
         /// Accepts exactly 10 characters, each A–Z or 0–9.
@@ -9,11 +10,13 @@ extension ProviderToken {
             value = String(text)
         }
 
+        /// The id itself: it is not a secret.
         public var description: String { value }
     }
 
     /// The 10-character Apple Developer team id (the token claims' `iss`).
     public struct TeamID: Sendable, Hashable, CustomStringConvertible {
+        /// The id as Apple shows it.
         public let value: String
 
         /// Accepts exactly 10 characters, each A–Z or 0–9.
@@ -22,6 +25,7 @@ extension ProviderToken {
             value = String(text)
         }
 
+        /// The id itself: it is not a secret.
         public var description: String { value }
     }
 
@@ -42,8 +46,10 @@ public enum ProviderTokenError: Error, Sendable, Equatable, CustomStringConverti
     case invalidKeyID(String)
     case invalidTeamID(String)
 
+    /// The same text as `message`.
     public var description: String { message }
 
+    /// What is wrong, with the value, and what a valid one looks like.
     public var message: String {
         switch self {
         case .invalidKeyID(let value):

@@ -125,6 +125,7 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// False only for `invalidPayload`, which APNs never sends.
     public var isAPNsReason: Bool { self != .invalidPayload }
 
+    /// APNs' own name for the reason, as the result log writes it.
     public var description: String { name }
 
     /// Built once: the synthesized `allCases` makes a new array on every call.

@@ -19,8 +19,10 @@ public enum SigningKeyError: Error, Sendable, Equatable, CustomStringConvertible
     /// The largest file accepted as a key; a .p8 is about 250 bytes.
     static let maximumFileSize = 64 * 1024
 
+    /// The same text as `message`.
     public var description: String { message }
 
+    /// What is wrong with the key file and what to give instead; never the key's contents.
     public var message: String {
         switch self {
         case .fileNotFound(let path):

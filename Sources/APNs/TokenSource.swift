@@ -64,7 +64,9 @@ public final class TokenSource: Sendable {
     /// The wall clock.
     public static let systemClock: Clock = { WallClock.seconds() }
 
+    /// The key id every token of this source carries.
     public let keyID: ProviderToken.KeyID
+    /// The team id every token of this source carries.
     public let teamID: ProviderToken.TeamID
     private let signingKey: SigningKey
     private let clock: Clock

@@ -7,7 +7,9 @@ import Foundation
 /// `checkAge` checks what does change (the token's age) on every request.
 /// Thread-safe; verification is serialized inside (see `ES256PublicKey`).
 public struct TokenVerifier: Sendable {
+    /// The only key id a token may name.
     public let keyID: ProviderToken.KeyID
+    /// The only team a token may name.
     public let teamID: ProviderToken.TeamID
     private let publicKey: ES256PublicKey
 

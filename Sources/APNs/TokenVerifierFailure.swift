@@ -21,6 +21,7 @@ public enum TokenVerificationFailure: Error, Sendable, Equatable, CustomStringCo
         }
     }
 
+    /// Why the token was refused, for the mock's log; never the token itself.
     public var description: String {
         switch self {
         case .malformed(let detail): "malformed provider token: \(detail)"

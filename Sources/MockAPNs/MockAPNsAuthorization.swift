@@ -13,6 +13,7 @@ public struct MockConnectionAuth: Sendable {
     public internal(set) var isAuthorized = false
     var acceptedTopic: (topic: [UInt8], pushType: PushType?)?
 
+    /// A new connection's: no token seen, not yet authorized.
     public init() {}
 }
 

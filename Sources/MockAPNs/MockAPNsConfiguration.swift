@@ -3,6 +3,7 @@ import Transport
 
 /// The MockAPNs module: an APNs emulator on Transport's server side (see DESIGN.md).
 public enum MockAPNsModule {
+    /// The module's name, for messages and tests that check what was linked.
     public static let name = "MockAPNs"
 }
 
@@ -23,11 +24,14 @@ public struct MockAPNsConfiguration: Sendable {
 
     /// What the mock answers for a device token (`--respond-file`).
     public struct ScriptedAnswer: Sendable, Hashable {
+        /// The HTTP status to answer (e.g. 410, 400, 500).
         public var status: Int
+        /// The `reason` of the answer's body, any text (APNs' names or not).
         public var reason: String
         /// Answer so for the first `times` attempts of the token, then normally; nil: every attempt.
         public var times: Int?
 
+        /// An answer of `status` and `reason`, for `times` attempts or (nil) for every one.
         public init(status: Int, reason: String, times: Int? = nil) {
             self.status = status
             self.reason = reason
@@ -35,11 +39,13 @@ public struct MockAPNsConfiguration: Sendable {
         }
     }
 
+    /// Where to listen (`--listen`); port 0 picks a free port, read it from the server.
     public var address: SocketAddress = .loopback(port: 0)
     /// The server certificate; `.ephemeral` makes a CA for 127.0.0.1, ::1 and localhost.
     public var identity: H2ServerIdentity = .ephemeral(hosts: ["127.0.0.1", "::1", "localhost"])
     /// Where to write the ephemeral CA's certificate (`--ca-out`).
     public var caOutPath: String?
+    /// How clients authenticate (`--verify-key-file` or certificates); any token by default.
     public var authentication: Authentication = .tokenPresenceOnly
     /// Bundle ids served (`--topic`); each push type's suffix of one is allowed too. Empty: any
     /// topic is allowed, and only its suffix is checked against the push type.
@@ -52,7 +58,9 @@ public struct MockAPNsConfiguration: Sendable {
     public var maxStreams = 1000
     /// SETTINGS_MAX_CONCURRENT_STREAMS of a new token-auth connection (`--initial-max-streams`).
     public var initialMaxStreams = 1
+    /// Added before each answer (`--latency-ms`): what a real network's round trip costs.
     public var latencyMilliseconds = 0
+    /// Up to this much more, at random per answer (`--latency-jitter-ms`).
     public var latencyJitterMilliseconds = 0
     /// Random server errors: (status 500 or 503, rate in 0...1) (`--fail`).
     public var failures: [MockAPNsFailureRate] = []
@@ -62,13 +70,17 @@ public struct MockAPNsConfiguration: Sendable {
     public var refuseStreamsRate = 0.0
     /// Per connection: GOAWAY / TCP reset / stop reading after its N-th request.
     public var goawayAfter: Int?
+    /// See `goawayAfter`: a TCP reset instead of a GOAWAY (`--reset-after`).
     public var resetAfter: Int?
+    /// See `goawayAfter`: the connection stops being read, as a hung server (`--stall-after`).
     public var stallAfter: Int?
     /// Drop a connection to one stream after it sent a rejected notification.
     public var throttleAfterErrors = false
     /// Seed of the random faults: a fault is a function of (seed, device token, attempt).
     public var seed: UInt64 = 0
+    /// Where to write the counters as JSON when the server stops (`--stats-out`).
     public var statsOutPath: String?
+    /// Where to record every request answered, one JSON line each, zstd (`--record-out`).
     public var recordOutPath: String?
     /// Provider token verdicts kept (distinct tokens); beyond it the cache starts over.
     public var tokenCacheCapacity = 4096
@@ -76,6 +88,7 @@ public struct MockAPNsConfiguration: Sendable {
     /// without one (`MockAPNsFiles.unregistered` takes it as its default).
     public var startedAtMilliseconds: Int64 = 0
 
+    /// The defaults: loopback, any port, an ephemeral CA, any token, no faults.
     public init() {}
 
     /// True in certificate mode.
@@ -97,9 +110,12 @@ public struct MockAPNsConfiguration: Sendable {
 
 /// One `--fail` entry: answer `status` (500 InternalServerError or 503 ServiceUnavailable) at `rate`.
 public struct MockAPNsFailureRate: Sendable, Hashable {
+    /// 500 or 503.
     public var status: Int
+    /// The share of requests so answered, in 0...1.
     public var rate: Double
 
+    /// Answer `status` to a `rate` share of requests.
     public init(status: Int, rate: Double) {
         self.status = status
         self.rate = rate

@@ -102,6 +102,7 @@ public enum MockAPNsError: Error, Sendable, CustomStringConvertible {
     case file(path: String, line: Int, problem: String)
     case server(String)
 
+    /// One line naming the flag or the file and line, and the problem.
     public var description: String {
         switch self {
         case let .flag(name, value, problem): "\(name) \(value): \(problem)"

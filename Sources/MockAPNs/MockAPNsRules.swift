@@ -6,6 +6,7 @@ import Transport
 /// per-token state and the injected faults. Owns the shared state of a server: the token cache
 /// and the attempt numbers. Reactor thread only (one server, one thread).
 public final class MockAPNsRules {
+    /// The server's configuration: the rules and faults applied.
     public let configuration: MockAPNsConfiguration
     private let authorizer: MockAuthorizer
     private var attempts: [String: UInt32] = [:]
@@ -13,6 +14,7 @@ public final class MockAPNsRules {
     private let usesCertificates: Bool
     private let topics: Set<String>
 
+    /// The rules of a server with `configuration`; verifies no token yet.
     public init(configuration: MockAPNsConfiguration) {
         self.configuration = configuration
         var cache: MockTokenCache?

@@ -7,6 +7,7 @@ import Transport
 /// certificate), read `stats()`, and `stop()` it. `apns-bulk mock-server` and `send --endpoint mock`
 /// both use it. Sendable: its state lives on the reactor thread and is reached through it.
 public final class MockAPNsServer: Sendable {
+    /// What the server was started with.
     public let configuration: MockAPNsConfiguration
     private let server: H2Server<MockAPNsServerDelegate>
     private let finalStats = Mutex<MockAPNsStats?>(nil)
@@ -60,9 +61,11 @@ public final class MockAPNsServer: Sendable {
 
     /// The address listened on, with the port picked for port 0.
     public var address: SocketAddress { server.address }
+    /// The port listened on (the one picked, for port 0).
     public var port: UInt16 { server.address.port }
     /// The ephemeral CA clients must trust (nil with a certificate from files).
     public var certificateAuthority: CertificateAuthority? { server.certificateAuthority }
+    /// The ephemeral CA's certificate as PEM, for a client in another process (nil with files).
     public var caCertificatePEM: String? { server.certificateAuthority?.certificatePEM }
     /// Connections open now.
     public var connectionsOpen: Int { server.connectionsOpen }

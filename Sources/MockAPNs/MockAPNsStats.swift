@@ -20,6 +20,7 @@ public struct MockAPNsStats: Sendable, Equatable {
 
     static let reasonLimit = 100
 
+    /// All counts zero.
     public init() {}
 
     mutating func count(status: Int, reason: String?) {

@@ -13,5 +13,6 @@ public struct MockAnswer: Sendable, Equatable {
     /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
     public var apnsID: String?
 
+    /// The stream is refused (status 0) rather than answered.
     public var isRefusal: Bool { status == 0 }
 }

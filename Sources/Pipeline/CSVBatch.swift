@@ -1,7 +1,9 @@
 /// One data row: its 1-based number (header excluded, blank lines not counted) and the raw bytes
 /// of the known columns, as slices of its batch's storage (no copy, no per-field allocation).
 public struct CSVRow: Sendable {
+    /// The 1-based data row number (header excluded, blank lines not counted).
     public let number: Int
+    /// What is wrong with the row as a whole; it is then `rejected` with that reason.
     public let problem: CSVRowProblem?
     let storage: [UInt8]
     let bounds: [Int32]
@@ -29,8 +31,11 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
     let numbers: [Int]
     let problems: [Int: CSVRowProblem]
 
+    /// Always 0.
     public var startIndex: Int { 0 }
+    /// The number of rows.
     public var endIndex: Int { numbers.count }
+    /// Row `index` (0-based within the batch; its `number` counts from the file's start).
     public subscript(index: Int) -> CSVRow {
         CSVRow(number: numbers[index], problem: problem(at: index), storage: storage, bounds: bounds,
                boundsBase: index * Self.boundsPerRow)

@@ -2,6 +2,7 @@
 public enum CSVColumn: Int, CaseIterable, Sendable {
     case deviceToken, payload, topic, pushType, priority, expiration, collapseID, apnsID
 
+    /// The column's name in the header row.
     public var headerName: String {
         switch self {
         case .deviceToken: "device_token"
@@ -25,9 +26,13 @@ public enum CSVColumn: Int, CaseIterable, Sendable {
 
 /// The header row: which known columns exist, and how many fields a row should have.
 public struct CSVHeader: Sendable, Equatable {
+    /// Every header field as written, unknown columns included.
     public let names: [String]
+    /// The known columns present.
     public let columns: Set<CSVColumn>
+    /// The fields a row should have.
     public var fieldCount: Int { names.count }
+    /// Whether the header names `column`.
     public func has(_ column: CSVColumn) -> Bool { columns.contains(column) }
 }
 
@@ -46,6 +51,7 @@ public enum CSVRowProblem: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// One line for messages: the problem with its numbers.
     public var description: String {
         switch self {
         case .fieldTooLarge(let column, let bytes):

@@ -8,8 +8,11 @@
 /// missing ones are nil): it should be rejected, since a shifted column would send the wrong payload.
 /// A field over 64 KiB carries `.fieldTooLarge`. Neither stops the run. Used by one thread.
 public final class CSVSource {
+    /// A field longer than this makes its row `rejected` (FieldTooLarge); the run goes on.
     public static let maxFieldBytes = CSVParser.maxFieldBytes
+    /// The input's name for messages (`stdin (--input -)` for `-`).
     public let path: String
+    /// The header row, read by init.
     public let header: CSVHeader
     private let file: InputFile
     private let parser: CSVParser
@@ -30,6 +33,8 @@ public final class CSVSource {
 
     /// Opens the input and reads up to the end of the header row.
     /// - Parameters:
+    ///   - path: a `.csv` or `.csv.zst` file, or `-` for stdin.
+    ///   - chunkSize: bytes read at a time; a batch holds about one chunk's rows.
     ///   - requiresTopic: the header must have a `topic` column (token auth with no `--topic`).
     ///   - shouldStop: asked while a stream keeps us waiting; true ends the wait with `.interrupted`.
     public init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,

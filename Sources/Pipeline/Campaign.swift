@@ -2,22 +2,46 @@ import Foundation
 import Synchronization
 import Transport
 
-/// One run of `apns-bulk send`: prescan, then a reader thread, R reactor threads (workers) and a
-/// writer thread joined by bounded queues, until every row of the input has exactly one recorded
-/// outcome. The calling thread watches the run (stop requests, unreachable endpoints).
+/// One campaign run: a reader thread, R reactor threads (workers) and a writer thread joined by
+/// bounded queues, until every row has exactly one recorded outcome in the result files. The
+/// calling thread watches the run (stop requests, unreachable endpoints) and gets the result.
+///
+/// Rows come from the CSV file at `configuration.inputPath` (``run()``, what `apns-bulk send`
+/// does) or from memory (``run(rows:)``); either way the same checks reject bad rows with the same
+/// reasons, and the result files are written to `configuration.outputDirectory`. Give
+/// `onOutcome` to see each row's outcome as it is recorded, besides the files.
 public final class Campaign: Sendable {
-    public let configuration: CampaignConfiguration
-    public let control: RunControl
+    /// Receives each row's final record, once per row, on the writer thread
+    /// (see ``init(configuration:onOutcome:)``).
+    public typealias OutcomeHandler = @Sendable (ResultRecord) -> Void
 
-    public init(configuration: CampaignConfiguration) {
+    /// The run's settings, fixed for the whole run.
+    public let configuration: CampaignConfiguration
+    /// The run's stop switch and run-level detectors; ``interrupt(signal:)`` goes through it.
+    public let control: RunControl
+    private let onOutcome: OutcomeHandler?
+
+    /// A campaign ready to run.
+    /// - Parameters:
+    ///   - configuration: the run's settings; for rows from memory its `inputPath` is not read.
+    ///   - onOutcome: called with each row's record exactly once, in the order rows are
+    ///     recorded (not row order), on the writer thread, after the record is written to the result
+    ///     log. It holds up the writer while it runs, and with it the workers once the writer's
+    ///     queue is full: keep it short (append to a buffer, bump a counter). A run's rows have
+    ///     their records whether or not the result files could be written.
+    public init(configuration: CampaignConfiguration, onOutcome: OutcomeHandler? = nil) {
         self.configuration = configuration
+        self.onOutcome = onOutcome
         control = RunControl(abortAfter: configuration.abortAfter)
     }
 
     /// What the run amounted to.
     public struct Result: Sendable {
+        /// What summary.json holds: counts by outcome and reason, latency, rates.
         public var summary: Summary
+        /// Why the run stopped before every row was answered; nil when it ran to the end.
         public var stopCause: StopCause?
+        /// `apns-bulk send`'s exit status for this run (0, 2 or 3; DESIGN.md "Exit status").
         public var exitStatus: Int32
     }
 
@@ -27,7 +51,11 @@ public final class Campaign: Sendable {
         case noPayload(path: String)
         case output(path: String, detail: String)
         case campaignDirectory(CampaignDirectoryError)
+        /// `configuration.resume` with rows from memory: a resume reads its input again, and
+        /// rows from memory cannot be read again.
+        case resumeNeedsFile
 
+        /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
             switch self {
             case .input(let error): error.description
@@ -36,6 +64,9 @@ public final class Campaign: Sendable {
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
                 "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
+            case .resumeNeedsFile:
+                "resume needs the campaign's input file (it reads it again and skips the rows already recorded); "
+                    + "rows from memory cannot be resumed: leave `resume` off, or give another output directory"
             }
         }
     }
@@ -45,7 +76,9 @@ public final class Campaign: Sendable {
         control.stop(.interrupted(signal: signal))
     }
 
-    /// Runs the campaign to the end. Throws only for problems found before anything is sent.
+    /// Runs the campaign from the CSV file at `configuration.inputPath` to the end (what
+    /// `apns-bulk send` does): prescan unless `configuration.prescan` is off, `resume` as
+    /// configured. Throws only for problems found before anything is sent (``SetupError``).
     public func run() throws -> Result {
         let configuration = self.configuration
         let expectedRows: Int?
@@ -67,6 +100,12 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
+        return try send(source, expectedRows: expectedRows, claim: claim)
+    }
+
+    /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
+    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+        let configuration = claim.configuration
         let directory: CampaignDirectory
         do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
@@ -77,7 +116,8 @@ public final class Campaign: Sendable {
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
-                                      showProgress: configuration.showProgress, startedAt: startedAt, directory: directory)
+                                      showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
+                                      onOutcome: onOutcome)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }

@@ -17,6 +17,7 @@ public struct CampaignConfiguration: Sendable {
         }
     }
 
+    /// The campaign CSV (`.csv` or `.csv.zst`), or `-` for stdin: what ``Campaign/run()`` reads.
     public var inputPath: String
     /// Read the input once before sending (row count, file-level errors). Off for pipes.
     public var prescan = true
@@ -24,31 +25,51 @@ public struct CampaignConfiguration: Sendable {
     public var defaultPayload: [UInt8]?
     /// Run-level header values (`--topic`, `--push-type`, ...); a row's own columns override them.
     public var defaults = HeaderValues()
+    /// Provider tokens or the client certificate in `tls`.
     public var authentication: Authentication
+    /// Where to send; connections are spread over them (and over each one's addresses).
     public var endpoints: [Endpoint]
+    /// The client TLS context: trust (system store plus any CA given) and any client certificate.
     public var tls: TLSContext
+    /// HTTP/2 connections in all (`--connections`), spread over the endpoints.
     public var connections = 4
+    /// Concurrent streams per connection at most (`--max-streams`); APNs' own setting may lower it.
     public var maxStreams = 1000
     /// Reactor threads; default one per core.
     public var reactorThreads = 2
+    /// Requests per row at most before it ends `gave_up` (`--max-attempts`).
     public var maxAttempts = 5
+    /// The first retry's backoff ceiling (`--retry-base-ms`); later ones double it.
     public var retryBaseMilliseconds = 500
+    /// The longest backoff before a retry (`--retry-max-ms`).
     public var retryMaxMilliseconds = 60_000
+    /// The first reconnect's backoff ceiling (`--reconnect-base-ms`); APNs reads rapid reconnects as an attack.
     public var reconnectBaseMilliseconds = 500
+    /// The longest backoff before a reconnect (`--reconnect-max-ms`).
     public var reconnectMaxMilliseconds = 30_000
+    /// Refusals in a row of a run-wide value (a disallowed --topic, ...) that stop the run (`--abort-after`).
     public var abortAfter = 1
+    /// With no connection ready for this long the run stops; the rows left end `gave_up` (`--unreachable-timeout`).
     public var unreachableTimeoutSeconds = 120.0
     /// How long in-flight requests may still finish after the run is told to stop.
     public var stopGraceSeconds = 3.0
+    /// A PING goes out after this long with nothing received on a connection (`--ping-interval`).
     public var pingIntervalSeconds = 60.0
+    /// No PING acknowledgement by then: the connection failed (its rows in flight are sent again).
     public var pingTimeoutSeconds = 10.0
+    /// The oldest request in flight older than this fails its connection (`--response-timeout`).
     public var responseTimeoutSeconds = 30.0
+    /// `--out`: where results.jsonl.zst, dead-tokens.csv and summary.json go; held for the run.
     public var outputDirectory: String
     /// `--resume`: continue the campaign in `outputDirectory`, skipping rows it has recorded.
     public var resume = false
+    /// Draw the progress line on stderr (the writer thread, at most a few times a second).
     public var showProgress = false
     /// Seeds the jitter of retries and reconnects.
     public var seed: UInt64 = 0x5EED
+
+    /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
+    var rowsInMemory = false
 
     /// Token auth with no run-wide topic: every row must bring its own (APNs answers MissingTopic).
     var rowsNeedTopic: Bool {
@@ -56,6 +77,7 @@ public struct CampaignConfiguration: Sendable {
         return defaults.topic?.isEmpty ?? true
     }
 
+    /// Settings for a campaign read from `inputPath`; everything else keeps `apns-bulk send`'s default.
     public init(inputPath: String, authentication: Authentication, endpoints: [Endpoint], tls: TLSContext,
                 outputDirectory: String) {
         self.inputPath = inputPath
@@ -63,5 +85,11 @@ public struct CampaignConfiguration: Sendable {
         self.endpoints = endpoints
         self.tls = tls
         self.outputDirectory = outputDirectory
+    }
+
+    /// Settings for a campaign whose rows come from memory (`Campaign.run(rows:)`): no input file.
+    public init(authentication: Authentication, endpoints: [Endpoint], tls: TLSContext, outputDirectory: String) {
+        self.init(inputPath: Campaign.rowsInputName, authentication: authentication, endpoints: endpoints, tls: tls,
+                  outputDirectory: outputDirectory)
     }
 }

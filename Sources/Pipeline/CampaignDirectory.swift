@@ -125,7 +125,8 @@ struct CampaignDirectory {
             throw .output(path: directory, detail: error.localizedDescription)
         }
         // A pipe or stdin has no fingerprint: the campaign runs, and cannot be resumed.
-        let print = fingerprint ?? (try? InputFingerprint.of(path: configuration.inputPath))
+        // Rows from memory have none either: `inputPath` is only their name.
+        let print = configuration.rowsInMemory ? nil : fingerprint ?? (try? InputFingerprint.of(path: configuration.inputPath))
         try CampaignRecord(input: configuration.inputPath, fingerprint: print, inFlightLimit: inFlightLimit)
             .write(path: recordPath(directory))
     }

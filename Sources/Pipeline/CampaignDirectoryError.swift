@@ -12,6 +12,7 @@ public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
     case unreadableLog(detail: String)
     case output(path: String, detail: String)
 
+    /// One line for stderr: what is wrong, and what to give instead.
     public var description: String {
         switch self {
         case .campaignExists(let directory):

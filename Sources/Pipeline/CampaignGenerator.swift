@@ -4,18 +4,29 @@ import ZstdFile
 /// payload of about `payloadBytes`, a share of invalid rows (a mix of what RowDecoder rejects), and
 /// a share of tokens the mock reports as unregistered (`device_token,timestamp_ms` lines).
 public struct CampaignGenerator {
+    /// What to generate (`apns-bulk gen`'s flags).
     public struct Options: Sendable {
+        /// Data rows to write.
         public var rows: Int
+        /// The share of rows made invalid, in 0...1 (a mix of defects the reader rejects).
         public var invalidRate: Double = 0
+        /// The share of tokens listed as unregistered for the mock, in 0...1.
         public var unregisteredRate: Double = 0
+        /// About how long each payload is.
         public var payloadBytes: Int = 200
+        /// Makes the output repeatable: the same seed, the same file.
         public var seed: UInt64 = 1
+        /// `rows` valid rows with 200-byte payloads.
         public init(rows: Int) { self.rows = rows }
     }
 
+    /// What was written, for the command's summary and its tests.
     public struct Totals: Sendable, Equatable {
+        /// Data rows written.
         public var rows = 0
+        /// Of those, invalid ones.
         public var invalid = 0
+        /// Tokens listed as unregistered.
         public var unregistered = 0
     }
 
@@ -24,6 +35,7 @@ public struct CampaignGenerator {
         case badHex, oddLength, emptyToken, payloadNotJSON, payloadNotObject, payloadTooLarge, badPriority
     }
 
+    /// The header row every generated campaign starts with.
     public static let header = "device_token,payload,priority\n"
     /// Timestamps of unregistered tokens lie in the 30 days before 2026-01-01T00:00:00Z.
     static let unregisteredBase: Int64 = 1_767_225_600_000
@@ -31,6 +43,7 @@ public struct CampaignGenerator {
     let options: Options
     private var random: SplitMix64
 
+    /// A generator for `options`; nothing is written until asked.
     public init(options: Options) {
         self.options = options
         random = SplitMix64(seed: options.seed ^ 0x5EED_CAFE_F00D_D00D)

@@ -6,10 +6,13 @@ import Glibc
 /// `unregistered` and `bad_token` row. `unregistered_at` is ISO 8601 UTC with milliseconds
 /// (`2026-11-23T09:31:39.123Z`, APNs' precision), empty for 400s. Owned by the writer thread.
 public final class DeadTokenReport {
+    /// dead-tokens.csv's header row (DESIGN.md's contract).
     public static let header = "device_token,reason,status,unregistered_at,row\n"
     private let file: BufferedOutput
+    /// Lines written after the header.
     public private(set) var tokensWritten = 0
 
+    /// Creates (or truncates) `path` and writes the header.
     public init(path: String) throws(OutputFileError) {
         file = try BufferedOutput(path: path)
         file.append(Array(Self.header.utf8))
@@ -26,6 +29,7 @@ public final class DeadTokenReport {
         tokensWritten += 1
     }
 
+    /// Writes what is buffered and closes the file.
     public func close() throws(OutputFileError) { try file.close() }
 
     static func appendLine(_ record: borrowing RowResult, to out: inout [UInt8]) {

@@ -8,6 +8,7 @@ public struct DoneRows: Sendable {
     /// The highest row marked; 0 when none.
     public private(set) var highest = 0
 
+    /// No row marked.
     public init() {}
 
     /// Marks `row` (1-based); false when it was marked already or is not a row number.
@@ -27,6 +28,7 @@ public struct DoneRows: Sendable {
         return true
     }
 
+    /// Whether `row` has a record; false for a row never marked, however large.
     @inline(__always)
     public func contains(_ row: Int) -> Bool {
         let word = row >> 6

@@ -30,8 +30,10 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     @exclusivity(unchecked) private var producersWaiting = 0
     private var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
 
+    /// Elements held at most; a producer waits beyond it, which bounds memory.
     public let capacity: Int
 
+    /// An empty, open queue holding at most `capacity` elements.
     public init(capacity: Int) {
         precondition(capacity > 0, "a hand-off queue needs room for at least one element")
         self.capacity = capacity
@@ -135,6 +137,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         return taken
     }
 
+    /// Puts one element, waiting for room; false when the queue is closed.
     @discardableResult
     public func put(_ element: Element) -> Bool { put(CollectionOfOne(element)) == 1 }
 
@@ -223,12 +226,14 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         for callback in callbacks { callback() }
     }
 
+    /// `close()` was called: nothing more goes in.
     public var isClosed: Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return closed
     }
 
+    /// Elements held now; stale as soon as it is read (for progress and tests).
     public var approximateCount: Int {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }

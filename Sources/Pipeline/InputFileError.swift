@@ -25,6 +25,7 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
     /// A stop request (SIGINT/SIGTERM) ended the wait for a stream's input.
     case interrupted(path: String)
 
+    /// One line for stderr: the input, the line where it applies, and what to do.
     public var description: String {
         switch self {
         case .missing(let path):

@@ -11,7 +11,9 @@ import Glibc
 /// `.csv.zst` changes it; a plain CSV edited in place to the same size between the samples would
 /// pass, which is why the size, the ends and the spread are all in it.
 public struct InputFingerprint: Equatable, Sendable, Codable {
+    /// The file's size in bytes, as stored.
     public let size: Int64
+    /// The SHA-256 of the sampled bytes, lowercase hex.
     public let sampleSHA256: String
 
     enum CodingKeys: String, CodingKey {
@@ -24,6 +26,7 @@ public struct InputFingerprint: Equatable, Sendable, Codable {
     static let blockBytes = 4096
     static let blocks = 64
 
+    /// A fingerprint as campaign.json records it.
     public init(size: Int64, sampleSHA256: String) {
         self.size = size
         self.sampleSHA256 = sampleSHA256

@@ -3,6 +3,7 @@
 public enum JSONText {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Appends `value` as a quoted JSON string.
     public static func appendString(_ value: String, to out: inout [UInt8]) {
         var value = value
         value.withUTF8 { appendString(utf8: $0, to: &out) }
@@ -45,10 +46,12 @@ public enum JSONText {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// Appends `value` as a quoted JSON string, or `null`.
     public static func appendOptionalString(_ value: String?, to out: inout [UInt8]) {
         if let value { appendString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
     }
 
+    /// Appends `value` in decimal, without allocating.
     public static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         JSONLineBuffer.append(to: &out, capacity: JSONLineBuffer.integerBytes) { $0.integer(value) }
     }

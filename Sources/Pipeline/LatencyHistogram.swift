@@ -5,16 +5,20 @@ public struct LatencyHistogram: Sendable {
     private var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000,
                                               numberOfSignificantValueDigits: .three)
 
+    /// Empty.
     public init() {}
 
+    /// Records one latency; one below 1 µs counts as 1 µs, one above 10 min as 10 min.
     public mutating func record(milliseconds: Double) {
         guard milliseconds.isFinite, milliseconds >= 0 else { return }
         let micros = UInt64(min(max((milliseconds * 1000).rounded(), 1), 600_000_000))
         _ = histogram.record(micros)
     }
 
+    /// Merges `other` in (a resumed campaign's earlier runs).
     public mutating func add(_ other: LatencyHistogram) { histogram.add(other.histogram) }
 
+    /// Latencies recorded.
     public var count: Int { Int(histogram.totalCount) }
 
     /// The latency at `percentile` (0...100) in ms; 0 when nothing was recorded.
@@ -22,5 +26,6 @@ public struct LatencyHistogram: Sendable {
         count == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
     }
 
+    /// The largest latency recorded, in ms; 0 when none.
     public var maxMilliseconds: Double { count == 0 ? 0 : Double(histogram.max) / 1000 }
 }

@@ -17,14 +17,18 @@ public enum Outcome: String, CaseIterable, Sendable, Hashable {
 public struct OutcomeCounts: Sendable, Equatable {
     private var counts = [Int](repeating: 0, count: Outcome.allCases.count)
 
+    /// All zero.
     public init() {}
 
+    /// The count of `outcome`.
     public subscript(outcome: Outcome) -> Int {
         get { counts[Self.index(outcome)] }
         set { counts[Self.index(outcome)] = newValue }
     }
 
+    /// Counts one more row of `outcome`.
     public mutating func add(_ outcome: Outcome) { counts[Self.index(outcome)] += 1 }
+    /// Adds `other`'s counts (shards, resumed runs).
     public mutating func add(_ other: OutcomeCounts) { for index in counts.indices { counts[index] += other.counts[index] } }
 
     /// The sum over all outcomes: equals the row count when the accounting holds.

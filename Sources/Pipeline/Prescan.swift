@@ -1,6 +1,8 @@
 /// What a prescan learned: the data row count (for progress and ETA) and the header.
 public struct PrescanResult: Sendable, Equatable {
+    /// Data rows, header excluded.
     public let rows: Int
+    /// The header row.
     public let header: CSVHeader
 }
 
@@ -15,6 +17,7 @@ public struct PrescanResult: Sendable, Equatable {
 /// With `requiresTopic` (token auth and no `--topic`) every row must fill the `topic` column, so
 /// that a missing topic stops the run before anything is sent: that pass is libcsv's, field by field.
 public enum Prescan {
+    /// Reads the whole input once; throws what is wrong with the file itself, naming its line.
     public static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false) throws(InputFileError) -> PrescanResult {
         if requiresTopic { return try parseAll(path: path, chunkSize: chunkSize, requiring: .topic) }
         if let records = try? countRecords(path: path, chunkSize: chunkSize) {

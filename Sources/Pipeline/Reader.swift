@@ -1,10 +1,13 @@
 import Transport
 
-/// The reader thread: CSV rows → jobs for the workers, rejected rows straight to the writer.
-/// After a stop, it keeps reading so that every remaining row is still recorded (as the stop cause
-/// says), because every row must appear in the result log exactly once.
-final class Reader: Sendable {
-    private let source: ThreadBound<CSVSource>
+/// The reader thread: rows (CSV, or from memory) → jobs for the workers, rejected rows straight
+/// to the writer. After a stop, it keeps reading so that every remaining row is still recorded (as
+/// the stop cause says), because every row must appear in the result log exactly once.
+///
+/// Generic over its source, not an existential: the file path's reader is specialized for
+/// `CSVSource` and pays nothing for the other source.
+final class Reader<Source: RowSource>: Sendable {
+    private let source: ThreadBound<Source>
     private let shared: CampaignShared
     private let writer: ResultWriter
     /// `--resume`: rows already recorded, skipped here; nil otherwise.
@@ -12,7 +15,7 @@ final class Reader: Sendable {
     /// Raised before a batch's rows are handed on: what a crash may have sent.
     private let sentMark: SentMark?
 
-    init(source: ThreadBound<CSVSource>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
+    init(source: ThreadBound<Source>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
          sentMark: SentMark?) {
         self.source = source
         self.shared = shared

@@ -7,11 +7,13 @@ import Glibc
 /// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a
 /// crash only the cut last frame is lost. Owned by the writer thread (not Sendable).
 public final class ResultLog {
+    /// results.jsonl.zst's path.
     public let path: String
     private let writer: ZstdFrameWriter
     private let flushInterval: Duration
     private let maxFrameBytes: Int
     @exclusivity(unchecked) private var lastFlush: ContinuousClock.Instant
+    /// Records appended so far (some maybe not yet flushed).
     @exclusivity(unchecked) public private(set) var recordsWritten = 0
 
     /// `appendingAfter`: a resumed campaign's log keeps its first that many bytes (its complete
@@ -33,6 +35,7 @@ public final class ResultLog {
         lastFlush = now
     }
 
+    /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
         try append(RowResult(record))
     }
@@ -52,12 +55,15 @@ public final class ResultLog {
         try flush(now: now)
     }
 
+    /// Writes the pending lines as one frame now.
     public func flush(now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
         try writer.flush()
         lastFlush = now
     }
 
+    /// Writes the last frame and closes the file.
     public func close() throws(ZstdWriteError) { try writer.close() }
 
+    /// Frames written so far.
     public var framesWritten: Int { writer.framesWritten }
 }

@@ -6,6 +6,7 @@ public enum ResultLogError: Error, CustomStringConvertible, Equatable {
     case corrupt(path: String, detail: String)
     case notARecord(path: String, line: Int, detail: String)
 
+    /// One line for stderr, naming the file and what is wrong.
     public var description: String {
         switch self {
         case .unreadable(let message): message
@@ -17,13 +18,16 @@ public enum ResultLogError: Error, CustomStringConvertible, Equatable {
 
 /// The cut last frame a crash left behind: its number (1-based) and its compressed size on disk.
 public struct CutFrame: Sendable, Equatable {
+    /// The cut frame's number, 1-based.
     public let frame: Int
+    /// Its compressed bytes on disk.
     public let bytes: Int
 }
 
 /// Reads results.jsonl.zst frame by frame and yields the records of complete frames only; a cut
 /// last frame is skipped and described by `cutFrame`. Owned by one thread.
 public final class ResultLogReader {
+    /// The log's path.
     public let path: String
     private let reader: ZstdStreamReader
     private var frame: [UInt8] = []
@@ -31,6 +35,7 @@ public final class ResultLogReader {
     private var nextIndex = 0
     private var line = 0
     private var ended = false
+    /// The cut last frame, once reading has reached it; nil when the log ends cleanly.
     public private(set) var cutFrame: CutFrame?
     /// Compressed bytes up to the end of the last complete frame read: where a resumed run's
     /// frames go.
@@ -38,11 +43,13 @@ public final class ResultLogReader {
     /// Records of the last complete frame read (a resume's measure of one flush's worth).
     public private(set) var recordsInLastFrame = 0
 
+    /// Opens `path`; nothing is read yet.
     public init(path: String) throws(ResultLogError) {
         self.path = path
         do { reader = try ZstdStreamReader(path: path) } catch { throw .unreadable(error.description) }
     }
 
+    /// The next record of a complete frame, or nil at the end.
     public func next() throws(ResultLogError) -> ResultRecord? {
         while nextIndex == records.count {
             if ended { return nil }

@@ -1,8 +1,12 @@
 /// One result log's counts for `apns-bulk report`, and what a crash cut off its end.
 public struct ResultLogTally: Sendable {
+    /// The log's path.
     public let path: String
+    /// Rows by outcome.
     public var counts = OutcomeCounts()
+    /// What a crash cut off the log's end; nil when it ends cleanly.
     public var cutFrame: CutFrame?
+    /// Rows recorded.
     public var rows: Int { counts.total }
 
     /// Reads the whole log, handing every record to `each` (e.g. a DeadTokenMerge).
@@ -24,8 +28,10 @@ public final class DeadTokenMerge {
     private var order: [String] = []
     private var kept: [String: ResultRecord] = [:]
 
+    /// An empty list.
     public init() {}
 
+    /// Keeps `record` when it is a dead token newer than the one kept for its token.
     public func add(_ record: ResultRecord) {
         guard record.outcome.isDeadToken else { return }
         guard let previous = kept[record.deviceToken] else {
@@ -38,11 +44,13 @@ public final class DeadTokenMerge {
         }
     }
 
+    /// Distinct dead tokens kept.
     public var count: Int { order.count }
 
     /// The kept records, in order of first appearance.
     public var records: [ResultRecord] { order.compactMap { kept[$0] } }
 
+    /// Writes the merged list as a dead-tokens.csv.
     public func write(to path: String) throws(OutputFileError) {
         let report = try DeadTokenReport(path: path)
         for token in order { if let record = kept[token] { try report.add(record) } }

@@ -4,20 +4,26 @@ public struct ResultRecord: Sendable, Equatable {
     public var row: Int
     /// Exactly as the input gave it, so a database can match it.
     public var deviceToken: String
+    /// How the row ended.
     public var outcome: Outcome
     /// HTTP status from APNs; 0 when never sent.
     public var status: Int
+    /// APNs' reason (or this project's, e.g. FieldTooLarge, Interrupted); nil when delivered.
     public var reason: String?
+    /// APNs' `apns-id` for the request; nil when never answered.
     public var apnsID: String?
+    /// Requests sent for the row; 0 when it was never sent.
     public var attempts: Int
     /// APNs' 410 timestamp, milliseconds since the epoch; nil otherwise.
     public var unregisteredAt: Int64?
     /// Written with microsecond precision.
     public var latencyMs: Double?
+    /// The endpoint that gave the final answer; nil when never answered.
     public var endpoint: String?
     /// Written only when true.
     public var retriedAfterConnectionLoss: Bool
 
+    /// A record; what a row never got (status, reason, ...) is left out.
     public init(row: Int, deviceToken: String, outcome: Outcome, status: Int = 0, reason: String? = nil,
                 apnsID: String? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
                 endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false) {
@@ -39,6 +45,7 @@ public struct ResultRecord: Sendable, Equatable {
         RowResult(self).appendJSONLine(to: &line)
     }
 
+    /// The record as its result log line (with the newline).
     public var jsonLine: String {
         var bytes: [UInt8] = []
         appendJSONLine(to: &bytes)

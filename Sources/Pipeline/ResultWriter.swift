@@ -19,6 +19,9 @@ final class ResultWriter: @unchecked Sendable {
     /// Rows recorded by the campaign's earlier runs (`--resume`).
     private let carriedRows: Int
     private let campaignDirectory: CampaignDirectory?
+    /// The caller's outcome callback (`Campaign(configuration:onOutcome:)`), called here on the
+    /// writer thread after each record is written; nil costs one test per batch.
+    private let onOutcome: Campaign.OutcomeHandler?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
 
@@ -29,7 +32,9 @@ final class ResultWriter: @unchecked Sendable {
     /// `directory`: the campaign's `--out`, held (and its lock with it) until the writer goes;
     /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
-         showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil) throws {
+         showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
+         onOutcome: Campaign.OutcomeHandler? = nil) throws {
+        self.onOutcome = onOutcome
         let resumed = directory?.resumed
         campaignDirectory = directory
         self.queue = queue
@@ -67,9 +72,17 @@ final class ResultWriter: @unchecked Sendable {
             let open = queue.waitForBatch(min: wanted, max: 4096, timeoutSeconds: 0.05, into: &batch)
             // Each record moves out into a local and is lent from there: iterating the array, or
             // lending a record in place, copies it (a retain and release of each of its references).
-            for index in batch.indices {
-                guard let record = batch[index].take() else { continue }
-                write(record)
+            if let onOutcome {
+                for index in batch.indices {
+                    guard let record = batch[index].take() else { continue }
+                    write(record)
+                    onOutcome(record.record)
+                }
+            } else {
+                for index in batch.indices {
+                    guard let record = batch[index].take() else { continue }
+                    write(record)
+                }
             }
             count += batch.count
             recorded.store(count, ordering: .releasing)

@@ -5,14 +5,17 @@ import Transport
 /// finish it with an outcome, retry it (after a backoff, maybe elsewhere), refresh the provider
 /// token first, or stop the whole run.
 public struct RetryPolicy: Sendable {
+    /// Requests per row at most; the last failure ends it `gave_up`.
     public var maxAttempts: Int
     private var backoff: Backoff
 
+    /// A policy with its backoff; `seed` makes the jitter repeatable.
     public init(maxAttempts: Int, baseMilliseconds: Int, capMilliseconds: Int, seed: UInt64) {
         self.maxAttempts = max(1, maxAttempts)
         self.backoff = Backoff(baseMilliseconds: baseMilliseconds, capMilliseconds: capMilliseconds, seed: seed)
     }
 
+    /// What to do with the row next.
     public enum Action: Sendable, Equatable {
         /// The row is done.
         case finish(Outcome)

@@ -16,13 +16,16 @@ public final class RunControl: Sendable {
     /// Answers after which the wrong-environment check is decided.
     public let environmentWindow: Int
 
+    /// A run's control, not stopping.
     public init(abortAfter: Int = 1, environmentWindow: Int = 100) {
         self.abortAfter = max(1, abortAfter)
         self.environmentWindow = max(1, environmentWindow)
     }
 
+    /// One atomic load, cheap enough for every row: the run was told to stop.
     public var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
+    /// Why the run stops (the first cause wins); nil while it runs. Takes a lock.
     public var stopCause: StopCause? { cause.withLock { $0 } }
 
     /// Records why the run stops; returns false if it was already stopping (the first cause wins).

@@ -3,14 +3,20 @@
 public struct Summary: Sendable {
     /// Data rows in the input (from the prescan or the reader's count).
     public var rows: Int
+    /// Rows by outcome; they add up to `rows` when every row is accounted for.
     public var counts = OutcomeCounts()
+    /// Rows by reason (rejected, failed, gave_up, aborted ones).
     public var byReason: [String: Int] = [:]
+    /// Latency of the answered requests.
     public var latency = LatencyHistogram()
     /// From the start of sending (after the prescan) to the last row recorded; the goodbyes after
     /// that are not counted.
     public var elapsedSeconds: Double = 0
+    /// Connections configured.
     public var connections = 0
+    /// The endpoints, as `host:port`.
     public var endpoints: [String] = []
+    /// `apns-bulk send`'s exit status for the run.
     public var exitStatus: Int32 = 0
     /// Rows that took more than one request (429, 5xx, token refresh, a lost connection).
     public var retriedRows = 0
@@ -24,8 +30,10 @@ public struct Summary: Sendable {
     /// over the whole campaign (an upper-bound estimate; README, "Resuming a campaign").
     public var resentAfterCrash = 0
 
+    /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
 
+    /// Counts one final record.
     public mutating func add(_ record: ResultRecord) {
         add(RowResult(record))
     }

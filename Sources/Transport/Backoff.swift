@@ -5,10 +5,13 @@
 ///
 /// A value type with its own random generator: each thread keeps its own copy.
 public struct Backoff: Sendable {
+    /// The first retry's ceiling; each later retry's doubles, up to `capMilliseconds`.
     public var baseMilliseconds: Int
+    /// The longest a delay can be, however many retries came before.
     public var capMilliseconds: Int
     private var random: SplitMix64
 
+    /// A backoff from `baseMilliseconds` up to `capMilliseconds`; `seed` makes the jitter repeatable.
     public init(baseMilliseconds: Int, capMilliseconds: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) {
         precondition(baseMilliseconds > 0 && capMilliseconds >= baseMilliseconds,
                      "backoff needs 0 < base <= cap")
@@ -37,8 +40,10 @@ public struct Backoff: Sendable {
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
+    /// A generator whose sequence is fixed by `seed`: runs and tests repeat.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

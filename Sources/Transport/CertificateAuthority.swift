@@ -9,6 +9,7 @@ public final class CertificateAuthority: @unchecked Sendable {
     /// The CA's own certificate and key.
     public let identity: TLSIdentity
 
+    /// A new CA with a fresh P-256 key, valid from now for `validDays`; nothing touches the disk.
     public init(commonName: String = "apns-bulk ephemeral CA", validDays: Int = 30) throws(TLSError) {
         let key = try CertificateAuthority.newKey()
         do {

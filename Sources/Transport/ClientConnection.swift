@@ -23,16 +23,19 @@
 /// older than `responseTimeout` fails it too. Either way everything in flight comes back `lost`
 /// (`submittedAt` must therefore be on `Reactor.monotonicNanoseconds()`'s clock, see `submit`).
 public final class ClientConnection {
+    /// Where to connect and how: fixed for the connection's life (a reconnect is a new connection).
     public struct Configuration: Sendable {
         /// Host (SNI, certificate check, `:authority`) and port.
         public var endpoint: Endpoint
         /// The resolved address to connect to (the caller resolves: fresh DNS per connection).
         public var address: SocketAddress
+        /// The client TLS context (trust, client certificate), shared by every connection of a run.
         public var tls: TLSContext
         /// Local cap on concurrent streams (`--max-streams`); the server's SETTINGS may lower it.
         public var maxStreams: Int
         /// Token auth: one stream until the first response that is not a 403 (APNs' rule).
         public var singleStreamUntilAuthorized: Bool
+        /// The TCP connect must finish by then.
         public var connectTimeout: Duration = .seconds(10)
         /// Bounds the TLS handshake and the wait for the server's first SETTINGS together.
         public var handshakeTimeout: Duration = .seconds(10)
@@ -43,6 +46,7 @@ public final class ClientConnection {
         /// The oldest in-flight request older than this: the connection failed (all in flight lost).
         public var responseTimeout: Duration = .seconds(30)
 
+        /// The settings without defaults; the timeouts keep theirs until set.
         public init(endpoint: Endpoint, address: SocketAddress, tls: TLSContext, maxStreams: Int,
                     singleStreamUntilAuthorized: Bool) {
             self.endpoint = endpoint
@@ -57,7 +61,9 @@ public final class ClientConnection {
         case idle, connecting, handshaking, awaitingSettings, ready, draining, closed
     }
 
+    /// The reactor whose thread owns this connection: every call must come from it.
     public let reactor: Reactor
+    /// What the connection was made with.
     public let configuration: Configuration
     /// A number the owner may set to find its own record of this connection from a delegate call
     /// without hashing (`Worker` keeps its slot index here). The connection never reads it.
@@ -103,6 +109,7 @@ public final class ClientConnection {
     /// or the server closing the socket cleanly), not a reset, a timeout, a TLS or protocol error.
     public internal(set) var endedGracefully = false
 
+    /// An idle connection; `delegate` hears of its progress on `reactor`'s thread.
     public init(reactor: Reactor, configuration: Configuration, delegate: any ClientConnectionDelegate) {
         precondition(configuration.maxStreams > 0, "ClientConnection: maxStreams must be positive")
         self.reactor = reactor
@@ -118,6 +125,7 @@ public final class ClientConnection {
 
     // MARK: State
 
+    /// Connecting, ready, draining or closed, as a pool needs to know it.
     public var state: ClientConnectionState {
         switch phase {
         case .idle, .connecting, .handshaking, .awaitingSettings: .connecting

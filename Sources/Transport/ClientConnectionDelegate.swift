@@ -66,6 +66,7 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
         }
     }
 
+    /// One line naming what failed and where, for the run's log.
     public var description: String {
         switch self {
         case let .connect(error):

@@ -4,11 +4,15 @@ import Glibc
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// A DNS name or an IP literal, without brackets ("api.push.apple.com", "127.0.0.1", "::1").
     public let host: String
+    /// The TCP port (443 for APNs).
     public let port: UInt16
 
+    /// APNs' production service.
     public static let production = Endpoint(host: "api.push.apple.com", port: 443)
+    /// APNs' development service, for apps signed for development.
     public static let sandbox = Endpoint(host: "api.sandbox.push.apple.com", port: 443)
 
+    /// An endpoint; `host` is not resolved until a connection is made.
     public init(host: String, port: UInt16) {
         self.host = host
         self.port = port
@@ -86,9 +90,12 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 
 /// An `--endpoint` value that is not `production`, `sandbox`, `HOST:PORT` or `[IPv6]:PORT`.
 public struct EndpointError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The value as given.
     public let text: String
+    /// What is wrong with it.
     public let reason: String
 
+    /// One line for the command line's error message.
     public var description: String {
         "invalid endpoint '\(text)': \(reason) (use production, sandbox, HOST:PORT or [IPv6]:PORT)"
     }

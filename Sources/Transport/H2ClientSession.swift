@@ -19,6 +19,7 @@ import CNGHTTP2
 /// on close/EOF/timeout, or when session.isFinished:  session.terminate(); session.drainEvents { ... }
 /// ```
 public final class H2ClientSession {
+    /// The session's settings, fixed for its life.
     public struct Configuration: Sendable {
         /// `:authority` of every request (the endpoint's host, with `:port` when not 443).
         public var authority: String
@@ -31,6 +32,7 @@ public final class H2ClientSession {
         /// Response bodies are cut to this many bytes (APNs' are small JSON objects).
         public var maxResponseBodyBytes: Int
 
+        /// Settings; the defaults are APNs' stream limit and a body limit far above its error bodies.
         public init(authority: String, maxStreams: Int = 1000, singleStreamUntilAuthorized: Bool = false,
                     maxResponseBodyBytes: Int = 16 * 1024) {
             self.authority = authority
@@ -57,6 +59,7 @@ public final class H2ClientSession {
         var template: H2RequestTemplate?
     }
 
+    /// What the session was made with.
     public let configuration: Configuration
     @exclusivity(unchecked) var session: OpaquePointer?
     /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
@@ -193,6 +196,7 @@ public final class H2ClientSession {
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
+    /// `receive(_:)` for a slice of a larger read buffer, without a copy.
     public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }

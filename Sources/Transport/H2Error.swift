@@ -18,6 +18,7 @@ public enum H2Error: Error, Equatable, Sendable, CustomStringConvertible {
         self = .nghttp2(code: Int32(truncatingIfNeeded: code), message: text)
     }
 
+    /// nghttp2's message and code, in one line.
     public var description: String {
         switch self {
         case .noFreeStreamSlot: "HTTP/2: no free stream slot (the server's MAX_CONCURRENT_STREAMS is reached)"

@@ -27,6 +27,7 @@ public struct H2Response: Sendable, Equatable {
     public let tag: UInt64
     /// The `submittedAt` given to `submit` (for latency).
     public let submittedAt: UInt64
+    /// The HTTP/2 stream the request went out on.
     public let streamID: Int32
     /// `:status`; 0 if the server sent none that parses.
     public let status: Int
@@ -37,11 +38,13 @@ public struct H2Response: Sendable, Equatable {
     /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
     public let body: [UInt8]
 
+    /// A response with its `apns-id` as a `String` (tests and the mock's side).
     public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?, body: [UInt8]) {
         self.init(tag: tag, submittedAt: submittedAt, streamID: streamID, status: status,
                   apnsIDText: apnsID.map(InlineText.init), body: body)
     }
 
+    /// A response with its `apns-id` kept inline, as the session builds it.
     public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDText: InlineText?, body: [UInt8]) {
         self.tag = tag
         self.submittedAt = submittedAt
@@ -52,6 +55,7 @@ public struct H2Response: Sendable, Equatable {
     }
 }
 
+/// Why a request came back unprocessed: the server never acted on it, so sending it again is safe.
 public enum H2NotProcessedCause: Sendable, Equatable {
     /// RST_STREAM with REFUSED_STREAM from the server.
     case refusedStream
@@ -61,6 +65,7 @@ public enum H2NotProcessedCause: Sendable, Equatable {
     case neverSent
 }
 
+/// Why a request in flight was lost: the server may or may not have acted on it.
 public enum H2LossCause: Sendable, Equatable {
     /// The server (or nghttp2, on a malformed response) reset the stream with this HTTP/2 error code.
     case streamReset(errorCode: UInt32)
@@ -70,11 +75,14 @@ public enum H2LossCause: Sendable, Equatable {
 
 /// A GOAWAY frame from the peer.
 public struct H2GoAway: Sendable, Equatable {
+    /// The HTTP/2 error code (0 NO_ERROR for a graceful shutdown).
     public var errorCode: UInt32
+    /// The highest stream the server may have processed; streams above it were not.
     public var lastStreamID: Int32
     /// The debug data as text (APNs sends JSON `{"reason":"..."}`); invalid UTF-8 is repaired.
     public var debugData: String
 
+    /// A GOAWAY as received (or as a server sends it).
     public init(errorCode: UInt32, lastStreamID: Int32, debugData: String) {
         self.errorCode = errorCode
         self.lastStreamID = lastStreamID
@@ -94,9 +102,13 @@ public enum H2ServerEvent: Sendable {
 
 /// One request as a server session received it.
 public struct H2ServerRequest: Sendable {
+    /// The stream to answer on.
     public var streamID: Int32
+    /// `:method`.
     public var method: String
+    /// `:path`, e.g. `/3/device/<token>`.
     public var path: String
+    /// `:authority`.
     public var authority: String
     /// Every header field in arrival order, pseudo-headers included, with its HPACK never-indexed flag;
     /// repeated fields appear repeatedly. Kept as bytes; `String`s are made on demand.

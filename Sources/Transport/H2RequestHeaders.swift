@@ -93,6 +93,7 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
     /// nil while empty: an empty value allocates nothing.
     private(set) var storage: Storage?
 
+    /// No fields; allocates nothing until one is appended.
     public init() {}
 
     /// Empty, appending into `storage` (which must be empty and referenced nowhere else).
@@ -116,6 +117,7 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
 
     /// How many fields arrived.
     public var count: Int { storage?.count ?? 0 }
+    /// The valid field indexes, in arrival order.
     public var indices: Range<Int> { 0..<count }
 
     /// Appends one field.
@@ -148,11 +150,13 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         return entry.nameLength > 0 ? bytes[Int(entry.nameStart)] : 0
     }
 
+    /// Field `index`'s name (allocates a `String`; `value(at:equals:)` compares without one).
     public func name(at index: Int) -> String {
         let (entry, bytes) = entry(index)
         return Self.string(bytes + Int(entry.nameStart), Int(entry.nameLength))
     }
 
+    /// Field `index`'s value (allocates a `String`).
     public func value(at index: Int) -> String {
         let (entry, bytes) = entry(index)
         return Self.string(bytes + entry.valueStart, Int(entry.valueLength))
@@ -173,6 +177,7 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         return Array(UnsafeBufferPointer(start: bytes + entry.valueStart, count: Int(entry.valueLength)))
     }
 
+    /// Whether the client sent field `index` as a literal never indexed (Apple asks it for `authorization`).
     public func isNeverIndexed(at index: Int) -> Bool { entry(index).0.neverIndexed }
 
     /// Every field as an `H2Field` (allocates; for tests and diagnostics).
@@ -192,6 +197,7 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         }.map { value(at: $0) }
     }
 
+    /// The same fields, in the same order, with the same flags.
     public static func == (lhs: H2RequestHeaders, rhs: H2RequestHeaders) -> Bool {
         guard lhs.count == rhs.count else { return false }
         for index in lhs.indices {

@@ -13,6 +13,7 @@ import CNGHTTP2
 /// A sender makes a new one when a header value changes (a fresh provider token every 50 minutes).
 // Immutable after init: the pointers are written only there and freed in deinit, so any thread may
 // read them.
+/// A request's shared part (method, path prefix, headers), encoded once for many requests.
 public final class H2RequestTemplate: @unchecked Sendable {
     /// The method's bytes, in storage of their own (nghttp2 reads them without copying).
     let method: UnsafeBufferPointer<UInt8>
@@ -29,6 +30,7 @@ public final class H2RequestTemplate: @unchecked Sendable {
     /// The fields as given, for checks and tests.
     public let headers: [H2Header]
 
+    /// Encodes the fields once; `pathPrefix` is completed per request (`/3/device/` + token).
     public init(method: String = "POST", pathPrefix: String, headers: [H2Header]) {
         let methodStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, method.utf8.count))
         _ = methodStorage.initialize(from: method.utf8)

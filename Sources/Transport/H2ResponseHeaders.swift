@@ -7,6 +7,7 @@ import CNGHTTP2
 /// and an `[H2Header]` for each was a measurable part of its time. Values longer than
 /// `maxValueBytes` do not fit: answer with `[H2Header]` instead.
 public struct H2ResponseField: Sendable {
+    /// The longest value kept inline; room for a UUID and then some.
     public static let maxValueBytes = 64
 
     let name: StaticString
@@ -36,6 +37,7 @@ public struct H2ResponseField: Sendable {
         valueCount += 1
     }
 
+    /// The value as a `String` (allocates; for tests and messages).
     public var valueText: String {
         withValueBytes { String(decoding: $0, as: UTF8.self) }
     }

@@ -20,18 +20,22 @@ public enum H2ServerIdentity: Sendable {
 /// with `stop()` (GOAWAY to every connection, close, join the thread).
 /// Sendable: the cross-thread surface is the reactor's `execute`, atomics and immutable values.
 public final class H2Server<Delegate: H2ServerDelegate>: Sendable {
+    /// Where and how the server listens.
     public struct Configuration: Sendable {
         /// Where to listen; port 0 picks a free port (read `address` after start).
         public var address: SocketAddress
+        /// The server certificate: from files, or an ephemeral CA's.
         public var identity: H2ServerIdentity
         /// When set, clients must present a certificate issued by these CAs (mutual TLS).
         public var clientCertificateTrust: TLSTrust?
         /// Every connection's session settings (its initial SETTINGS_MAX_CONCURRENT_STREAMS, ...).
         public var session: H2ServerSession.Configuration
+        /// A client that has not finished TLS by then is dropped.
         public var handshakeTimeout: Duration
         /// The reactor thread's name (15 bytes show in `top -H`).
         public var threadName: String
 
+        /// A configuration; everything but the address and identity has a default.
         public init(address: SocketAddress, identity: H2ServerIdentity, clientCertificateTrust: TLSTrust? = nil,
                     session: H2ServerSession.Configuration = .init(), handshakeTimeout: Duration = .seconds(10),
                     threadName: String = "h2-server") {
@@ -164,6 +168,7 @@ public enum H2ServerError: Error, Sendable, CustomStringConvertible {
     case tls(TLSError)
     case socket(SocketError)
 
+    /// One line for the command line's error message.
     public var description: String {
         switch self {
         case .tls(let error): error.description

@@ -12,6 +12,7 @@ public final class H2ServerConnection: ReactorHandler {
     public let peer: String
     /// The subject of the client's certificate under mutual TLS, else nil.
     public let peerCertificateSubject: String?
+    /// The connection is closed: responses and timers for it are dropped.
     @exclusivity(unchecked) public private(set) var isClosed = false
     /// True after `stall()`: the socket is no longer read.
     @exclusivity(unchecked) public private(set) var isStalled = false
@@ -145,6 +146,7 @@ public final class H2ServerConnection: ReactorHandler {
 
     // MARK: Reactor
 
+    /// Reads what TLS has decrypted into the session and hands complete requests to the handler.
     public func onReadable() {
         guard !isClosed, !isStalled else { return }
         if isHalfClosed { return drainUntilClientCloses() }
@@ -162,8 +164,11 @@ public final class H2ServerConnection: ReactorHandler {
         flushNow()
     }
 
+    /// The socket drained: writes what the session still has queued (nothing once half-closed).
     public func onWritable() { if !isHalfClosed { flushNow() } }
+    /// The peer hung up: the connection closes.
     public func onHangup() { close() }
+    /// The server is stopping: the connection closes.
     public func onReactorStop() { close() }
 
     // MARK: Internals

@@ -13,7 +13,9 @@ public protocol H2ServerDelegate: AnyObject, SendableMetatype {
 }
 
 extension H2ServerDelegate {
+    /// Nothing to do by default.
     public func serverStarted(_ timers: H2ServerTimers) {}
+    /// Nothing to do by default.
     public func serverStopping() {}
 }
 
@@ -43,7 +45,10 @@ public protocol H2ServerConnectionHandler: AnyObject {
 }
 
 extension H2ServerConnectionHandler {
+    /// Admits every stream by default.
     public func admitsStream(_ streamID: Int32, on connection: H2ServerConnection) -> Bool { true }
+    /// Nothing to do by default.
     public func streamClosed(_ streamID: Int32, errorCode: UInt32, on connection: H2ServerConnection) {}
+    /// Nothing to do by default.
     public func connectionClosed(_ connection: H2ServerConnection) {}
 }

@@ -7,12 +7,14 @@ import Glibc
 /// (`drainOutput`), and answers each `.request` event with `respond` — at once or later (simulated
 /// latency), always from the thread that owns the session. Single-threaded, like `H2ClientSession`.
 public final class H2ServerSession {
+    /// The session's settings, fixed for its life.
     public struct Configuration: Sendable {
         /// SETTINGS_MAX_CONCURRENT_STREAMS announced at start (APNs: 1 for a new token-auth connection).
         public var maxConcurrentStreams: Int
         /// Request bodies are kept up to this size; a longer one is read, cut and flagged.
         public var maxRequestBodyBytes: Int
 
+        /// Settings; the defaults are APNs' stream limit and a body limit above its 4 KiB payloads.
         public init(maxConcurrentStreams: Int = 1000, maxRequestBodyBytes: Int = 16 * 1024) {
             self.maxConcurrentStreams = maxConcurrentStreams
             self.maxRequestBodyBytes = maxRequestBodyBytes
@@ -33,6 +35,7 @@ public final class H2ServerSession {
         var responseOffset = 0
     }
 
+    /// What the session was made with.
     public let configuration: Configuration
     @exclusivity(unchecked) var session: OpaquePointer?
     /// What the callbacks touch several times per request. Kept behind a pointer this session
@@ -113,7 +116,9 @@ public final class H2ServerSession {
 
     // MARK: State
 
+    /// nghttp2 still expects input on this connection.
     public var wantsRead: Bool { session.map { nghttp2_session_want_read($0) != 0 } ?? false }
+    /// nghttp2 has output to send.
     public var wantsWrite: Bool { session.map { nghttp2_session_want_write($0) != 0 } ?? false }
     /// Nothing more to read or write: close the connection.
     public var isFinished: Bool { !wantsRead && !wantsWrite }
@@ -221,6 +226,7 @@ public final class H2ServerSession {
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
+    /// `receive(_:)` for a slice of a larger read buffer, without a copy.
     public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
@@ -277,6 +283,7 @@ public final class H2ServerSession {
         swap(&spare, &book.spareStorage)
     }
 
+    /// Events are waiting for `drainEvents(_:)`.
     public var hasEvents: Bool { !events.isEmpty }
 }
 

@@ -3,6 +3,7 @@
 /// result log without a heap object. A value longer than `capacity` bytes (no APNs value is) is
 /// kept whole in a `String` instead.
 public struct InlineText: Sendable, Equatable, CustomStringConvertible {
+    /// Bytes held inline; a longer value goes to a `String`.
     public static let capacity = 48
 
     // Constants without default values, each initialized once: assigning over defaults (an
@@ -12,6 +13,7 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
     public let count: Int
     private let overflow: String?
 
+    /// Empty text.
     public init() {
         words = (0, 0, 0, 0, 0, 0)
         count = 0
@@ -35,11 +37,13 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
         overflow = nil
     }
 
+    /// `text`'s UTF-8 bytes, inline when they fit.
     public init(_ text: String) {
         var text = text
         self = text.withUTF8 { InlineText($0) }
     }
 
+    /// No bytes held.
     public var isEmpty: Bool { count == 0 }
 
     /// Appends the bytes held to `out`.
@@ -55,10 +59,12 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
         return try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 
+    /// The bytes as a `String` (invalid UTF-8 repaired).
     public var description: String {
         overflow ?? withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The same bytes.
     public static func == (lhs: InlineText, rhs: InlineText) -> Bool {
         lhs.count == rhs.count && lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in left.elementsEqual(right) } }
     }

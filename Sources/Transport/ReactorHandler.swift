@@ -1,9 +1,13 @@
 /// What a registered file descriptor wants to hear about.
 public struct ReactorInterest: OptionSet, Sendable, Hashable {
+    /// The bits: 1 readable, 2 writable.
     public let rawValue: UInt8
+    /// The interest with these bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// Data (or a hangup) can be read.
     public static let readable = ReactorInterest(rawValue: 1)
+    /// The socket can take more output.
     public static let writable = ReactorInterest(rawValue: 2)
 }
 

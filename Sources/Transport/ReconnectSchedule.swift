@@ -15,7 +15,9 @@
 ///
 /// A value type: one per endpoint (or per pool slot), owned by one thread.
 public struct ReconnectSchedule: Sendable {
+    /// The delays between consecutive failed connections.
     public private(set) var backoff: Backoff
+    /// How long a connection must stay ready to prove the endpoint works.
     public let healthyAfter: Duration
     /// The most an orderly replacement waits.
     public let replaceJitterMilliseconds: Int

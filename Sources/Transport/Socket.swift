@@ -37,6 +37,7 @@ public final class Socket: Sendable {
         if fd >= 0 { _ = Glibc.close(fd) }
     }
 
+    /// The descriptor was closed (by `close()` or the owner).
     public var isClosed: Bool { fd < 0 }
 
     // MARK: Listening
@@ -102,6 +103,7 @@ public final class Socket: Sendable {
 
     // MARK: Reading and writing
 
+    /// One non-blocking read: bytes read, `wouldBlock`, or `closed` at the end of the stream.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SocketError) -> SocketIO {
         while true {
             let count = Glibc.read(fd, buffer.baseAddress, buffer.count)
@@ -115,6 +117,7 @@ public final class Socket: Sendable {
         }
     }
 
+    /// One non-blocking write: bytes written (maybe fewer than given), or `wouldBlock`.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(SocketError) -> SocketIO {
         while true {
             let count = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))

@@ -2,14 +2,17 @@ import Glibc
 
 /// One IPv4 or IPv6 address and a TCP port: what a name resolves to and what a socket connects to.
 public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
+    /// IPv4 or IPv6: decides the socket's domain and how the address is written.
     public enum Family: Sendable, Hashable {
         case ipv4
         case ipv6
     }
 
+    /// Which kind of address `ip` is.
     public let family: Family
     /// The address in its canonical text form ("127.0.0.1", "::1").
     public let ip: String
+    /// The TCP port.
     public let port: UInt16
 
     /// nil unless `ip` is an IPv4 or IPv6 address literal (no brackets, no zone).

@@ -15,6 +15,7 @@ public enum SocketError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reactor stopped before the operation finished.
     case reactorStopped
 
+    /// One line naming the call and the system's message.
     public var description: String {
         switch self {
         case let .system(call, code):

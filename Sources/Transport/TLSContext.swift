@@ -20,6 +20,7 @@ public struct TLSServerOptions: Sendable {
     /// offers it (a client must refuse such a server).
     public var onlyTLS11ForTesting: Bool
 
+    /// Options; the defaults select h2 and ask no client certificate.
     public init(alpnProtocols: [String] = ["h2"], clientCertificateTrust: TLSTrust? = nil,
                 onlyTLS11ForTesting: Bool = false) {
         self.alpnProtocols = alpnProtocols
@@ -38,6 +39,7 @@ public struct TLSServerOptions: Sendable {
 /// SSL_CTX on several threads, so a pool shares one context across its reactors.
 public final class TLSContext: @unchecked Sendable {
     let context: OpaquePointer  // SSL_CTX*
+    /// Which side's sessions this context makes.
     public let isServer: Bool
     /// Server ALPN preferences, each as its wire bytes (without the length prefix).
     private let serverProtocols: [[UInt8]]

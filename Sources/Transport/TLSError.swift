@@ -33,6 +33,7 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// OpenSSL failed where no input is to blame (out of memory, ...).
     case openSSL(operation: String, detail: String)
 
+    /// One line saying what failed, with OpenSSL's detail, and what to check.
     public var description: String {
         switch self {
         case let .certificateVerificationFailed(peer, reason):

@@ -1,6 +1,7 @@
 import COpenSSL
 import Glibc
 
+/// Where a non-blocking handshake stands after one step.
 public enum TLSHandshakeStatus: Sendable, Equatable {
     case complete
     /// Call `handshake()` again when the socket is readable.
@@ -9,6 +10,7 @@ public enum TLSHandshakeStatus: Sendable, Equatable {
     case wantWrite
 }
 
+/// Whether the connection stays open after `readAvailable` delivered what there was.
 public enum TLSReadStatus: Sendable, Equatable {
     /// Everything available was delivered (or this turn's budget was): wait for readable.
     case open
@@ -31,9 +33,11 @@ public enum TLSReadStatus: Sendable, Equatable {
 public final class TLSSession {
     /// The socket this session owns; register `socket.fd` on the reactor.
     public let socket: Socket
+    /// The context the session was made from (its side, trust and ALPN).
     public let context: TLSContext
     /// The host connected to (client) or the client's address (server), for messages.
     public let peer: String
+    /// The handshake finished and ALPN chose h2: application data may flow.
     public private(set) var isHandshakeComplete = false
 
     private let ssl: OpaquePointer  // SSL*
@@ -200,6 +204,7 @@ public final class TLSSession {
         output.append(contentsOf: bytes)
     }
 
+    /// `queueOutput(_:)` for an array.
     public func queueOutput(_ bytes: [UInt8]) {
         output.append(contentsOf: bytes)
     }

@@ -1,4 +1,5 @@
 /// The Transport module; see DESIGN.md for its boundaries.
 public enum TransportModule {
+    /// The module's name, for messages and tests that check what was linked.
     public static let name = "Transport"
 }

@@ -1,10 +1,12 @@
 // A program that embeds apns-bulk: it starts the in-process mock APNs on 127.0.0.1, sends a few
-// notifications through Pipeline's public API, and exits non-zero unless every row ended in
-// exactly one outcome, the one the mock was set up to give.
+// notifications from memory through Pipeline's public API (`Campaign.run(rows:)`, each row's
+// outcome delivered to a callback), and exits non-zero unless every row ended in exactly one
+// outcome, the one the mock was set up to give.
 import APNs
 import Foundation
 import MockAPNs
 import Pipeline
+import Synchronization
 import Transport
 
 /// One notification to send, and the outcome the mock is set up to give it.
@@ -26,26 +28,17 @@ let rows: [Row] = (1...4).map { index in
         payload: #"{"aps":{"alert":"Hello \#(index) from an embedding program"}}"#, expected: .delivered)
 } + [Row(deviceToken: unregisteredToken, payload: #"{"aps":{"alert":"Too late"}}"#, expected: .unregistered)]
 
-/// Sends `rows` through `Campaign` and returns every record of its result log.
-///
-/// Today's entry point reads a CSV file and writes the result files; this function is the only
-/// place that knows, so a program can switch to an in-memory entry point with an outcome
-/// callback by changing just this body.
+/// Sends `rows` from memory through `Campaign.run(rows:)` and returns what the outcome callback
+/// received: one record per row, handed over on the campaign's writer thread. The result files
+/// are still written, to a temporary directory removed afterwards.
 func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
           keyID: ProviderToken.KeyID, teamID: ProviderToken.TeamID) throws -> (Campaign.Result, [ResultRecord]) {
     let directory = FileManager.default.temporaryDirectory
         .appendingPathComponent("embedded-campaign-\(getpid())").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-
-    let csvField = { (text: String) in "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
-    let csv = "device_token,payload\n" + rows.map { "\($0.deviceToken),\(csvField($0.payload))\n" }.joined()
-    let inputPath = directory + "/rows.csv"
-    try csv.write(toFile: inputPath, atomically: true, encoding: .utf8)
 
     guard let authority = mock.certificateAuthority else { throw CheckFailure(description: "the mock has no CA") }
     var configuration = CampaignConfiguration(
-        inputPath: inputPath,
         authentication: .token(try TokenSource(signingKey: signingKey, keyID: keyID, teamID: teamID)),
         endpoints: [Endpoint(host: "127.0.0.1", port: mock.port)],
         tls: try TLSContext.client(additionalTrust: .authority(authority)),
@@ -53,15 +46,17 @@ func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
     configuration.defaults.topic = topic
     configuration.connections = 1
     configuration.reactorThreads = 1
-    let result = try Campaign(configuration: configuration).run()
 
-    let log = try ResultLogReader(path: directory + "/out/results.jsonl.zst")
-    var records: [ResultRecord] = []
-    while let record = try log.next() { records.append(record) }
-    return (result, records)
+    // The callback runs on the writer thread: it only appends, under a lock.
+    let outcomes = Mutex<[ResultRecord]>([])
+    let campaign = Campaign(configuration: configuration) { record in
+        outcomes.withLock { $0.append(record) }
+    }
+    let result = try campaign.run(rows: rows.map { CampaignRow(deviceToken: $0.deviceToken, payload: $0.payload) })
+    return (result, outcomes.withLock { $0 })
 }
 
-/// Every row has exactly one record, with the outcome the mock was set up to give.
+/// Every row has exactly one outcome, with the outcome the mock was set up to give.
 func check(_ result: Campaign.Result, _ records: [ResultRecord], against rows: [Row]) throws {
     guard result.summary.rows == rows.count, result.summary.accountingHolds else {
         throw CheckFailure(description: "summary: \(result.summary.rows) rows, \(result.summary.counts.total) outcomes; expected \(rows.count) of each")
@@ -77,7 +72,7 @@ func check(_ result: Campaign.Result, _ records: [ResultRecord], against rows: [
         }
     }
     guard records.count == rows.count else {
-        throw CheckFailure(description: "\(records.count) records for \(rows.count) rows")
+        throw CheckFailure(description: "\(records.count) outcomes for \(rows.count) rows")
     }
 }
 

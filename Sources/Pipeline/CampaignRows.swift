@@ -1,0 +1,46 @@
+extension Campaign {
+    /// The name rows from memory go by where a file's path would: in messages and campaign.json.
+    public static let rowsInputName = "rows given to Campaign.run(rows:)"
+
+    /// Runs the campaign from rows in memory to the end, instead of the file at
+    /// `configuration.inputPath` (which is not read).
+    ///
+    /// The rows go through the same checks as a file's, on the same reader thread: a bad row ends
+    /// `rejected` with the reason its CSV line would get, and the run goes on. Rows are numbered
+    /// from 1 in sequence order, in the result files and in the records `onOutcome` receives. The
+    /// sequence is iterated on the reader thread, once and to its end (also after a stop: every
+    /// row still gets its record), so it must end; it is given up by the caller (`sending`).
+    ///
+    /// - When `rows` is a `Collection`, its count gives progress an ETA, as a file's prescan does,
+    ///   and with token authentication and no run topic (`defaults.topic`), a row with no topic
+    ///   stops the run before anything is sent (``SetupError/input(_:)``, `emptyTopic`), as the
+    ///   prescan would; that check iterates the collection once more. Any other sequence is read
+    ///   once, like a stream: such a row is then `rejected` (`MissingTopic`).
+    /// - `configuration.prescan` does not apply. `configuration.resume` is refused
+    ///   (``SetupError/resumeNeedsFile``): a resume reads its input again. The output directory is
+    ///   otherwise a campaign's like any other, and refused when it holds one already.
+    /// - Throws: ``SetupError`` for problems found before anything is sent.
+    public func run<Rows: Sequence<CampaignRow>>(rows: sending Rows) throws -> Result {
+        var configuration = self.configuration
+        guard !configuration.resume else { throw SetupError.resumeNeedsFile }
+        configuration.inputPath = Self.rowsInputName
+        configuration.rowsInMemory = true
+        let claim: CampaignDirectory.Claim
+        do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
+        let expectedRows = try Self.count(rows, requiringTopic: configuration.rowsNeedTopic)
+        return try send(RowSequenceSource(rows), expectedRows: expectedRows, claim: claim)
+    }
+
+    /// A collection's row count, and its first row without a topic when every row needs one
+    /// (the prescan's check); nil for a sequence that can be read only once.
+    private static func count<Rows: Sequence<CampaignRow>>(_ rows: Rows, requiringTopic: Bool) throws -> Int? {
+        guard let collection = rows as? any Collection else { return nil }
+        guard requiringTopic else { return collection.count }
+        var count = 0
+        for row in rows {
+            count += 1
+            if row.topic?.isEmpty ?? true { throw SetupError.input(.emptyTopic(path: rowsInputName, row: count)) }
+        }
+        return count
+    }
+}
