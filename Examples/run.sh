@@ -28,9 +28,14 @@ GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
 git tag "$VERSION"
 commit=$(git rev-parse HEAD)
 
-# A new commit under the same tag: drop the pin, or SwiftPM refuses the moved tag.
-if [ "$(cat "$EXAMPLE/.build/origin-commit" 2>/dev/null)" != "$commit" ]; then rm -f "$EXAMPLE/Package.resolved"; fi
+# A new commit under the same tag: drop the pin, or SwiftPM refuses the moved tag, and the clone
+# and checkout SwiftPM keeps of the origin, or it builds the old commit.
+if [ "$(cat "$EXAMPLE/.build/origin-commit" 2>/dev/null)" != "$commit" ]; then
+    rm -rf "$EXAMPLE/Package.resolved" "$EXAMPLE/.build/workspace-state.json" "$EXAMPLE/.build/checkouts/apns-bulk" \
+        "$EXAMPLE"/.build/repositories/apns-bulk-*
+fi
 export APNS_BULK_URL="file://$ORIGIN"
-"$SWIFT" build --package-path "$EXAMPLE"
+# No shared cache: it keeps the origin by URL, and the tag moves with every change of the tree.
+"$SWIFT" build --disable-dependency-cache --package-path "$EXAMPLE"
 mkdir -p "$EXAMPLE/.build" && echo "$commit" >"$EXAMPLE/.build/origin-commit"
 "$EXAMPLE/.build/debug/EmbeddedCampaign"
