@@ -14,6 +14,26 @@ final class RowHeaders: Sendable {
         static let priority = Columns(rawValue: 4)
         static let expiration = Columns(rawValue: 8)
 
+        /// The flag that gives the run's value of this column.
+        var flag: String {
+            switch self {
+            case .topic: "--topic"
+            case .pushType: "--push-type"
+            case .priority: "--priority"
+            default: "--expiration"
+            }
+        }
+
+        /// The CSV column that gives a row's own value.
+        var csvColumn: String {
+            switch self {
+            case .topic: "topic"
+            case .pushType: "push_type"
+            case .priority: "priority"
+            default: "expiration"
+            }
+        }
+
         /// The column whose value APNs refused with `reason` (a run-level misconfiguration).
         init?(refusedBy reason: Reason) {
             switch reason {
@@ -45,12 +65,12 @@ final class RowHeaders: Sendable {
     let pushType: PushType
     let expiration: Int64?
 
-    /// `reason` when APNs refused a value the run gave this row (`--topic`, `--push-type`, ...):
-    /// a run-level misconfiguration that stops the run. Nil for any other answer, and when the
+    /// The run-wide column APNs refused with `reason` in a row with these headers (`--topic`,
+    /// `--push-type`, ...): a run-level misconfiguration. Nil for any other answer, and when the
     /// refused value is the row's own column, which fails that row only.
-    static func runWideRefusal(_ reason: Reason?, of headers: RowHeaders?) -> Reason? {
-        guard let reason, reason.isRunLevelMisconfiguration else { return nil }
-        if let headers, let column = Columns(refusedBy: reason), headers.own.contains(column) { return nil }
-        return reason
+    static func runWideRefusal(_ reason: Reason?, of headers: RowHeaders?) -> Columns? {
+        guard let reason, let column = Columns(refusedBy: reason) else { return nil }
+        if let headers, headers.own.contains(column) { return nil }
+        return column
     }
 }

@@ -43,7 +43,8 @@ public final class RunControl: Sendable {
     /// Feeds one APNs answer to the run-level detectors. `setupReason` is the reason string when
     /// the answer is about the request's setup (BadTopic, ...), `badDeviceToken` when it is
     /// BadDeviceToken, `delivered` for a 200.
-    /// Returns true when `setupReason` reached `abortAfter` answers in a row (the run stops).
+    /// Returns true when `setupReason` reached `abortAfter` answers in a row: the run-wide value it
+    /// refuses is refused for good (the workers stop sending the rows that use it).
     @discardableResult
     public func recordAnswer(delivered: Bool, badDeviceToken: Bool, setupReason: String?) -> Bool {
         if !environmentDecided.load(ordering: .relaxed) {
@@ -55,7 +56,6 @@ public final class RunControl: Sendable {
                 return state.count
             }
             streakActive.store(true, ordering: .relaxed)
-            if count >= abortAfter { stop(.misconfiguration(reason: setupReason, consecutive: count)) }
             return count >= abortAfter
         } else if streakActive.load(ordering: .relaxed) {
             streak.withLock { $0 = ("", 0) }

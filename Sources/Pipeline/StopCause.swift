@@ -3,8 +3,6 @@ public enum StopCause: Sendable, Equatable {
     /// APNs refused the credentials (403 InvalidProviderToken, BadCertificate, ...): every further
     /// request would be refused too.
     case credentialsRefused(reason: String)
-    /// `--abort-after` consecutive identical answers about the request's setup (BadTopic, ...).
-    case misconfiguration(reason: String, consecutive: Int)
     /// The first answers of the run were all BadDeviceToken: sandbox tokens sent to production.
     case wrongEnvironment(answers: Int)
     /// TLS verification or ALPN failed on every endpoint: a configuration error.
@@ -32,7 +30,6 @@ public enum StopCause: Sendable, Equatable {
     public var reasonForUnfinishedRows: String {
         switch self {
         case .credentialsRefused(let reason): reason
-        case .misconfiguration(let reason, _): reason
         case .wrongEnvironment: "WrongEnvironment"
         case .tlsFailedEverywhere: "TLSFailed"
         case .interrupted: "Interrupted"
@@ -49,10 +46,6 @@ public enum StopCause: Sendable, Equatable {
         case .credentialsRefused(let reason):
             "APNs refused the credentials (\(reason)); stopped sending so the list is not burnt. "
                 + Self.credentialAdvice(reason)
-        case .misconfiguration(let reason, let count):
-            "APNs answered \(reason) \(count) times in a row; stopped sending. This is about the "
-                + "request's setup (topic, push type, priority, expiration), not the device tokens: "
-                + "fix the flag or column and run again (see --abort-after)."
         case .wrongEnvironment(let answers):
             "the first \(answers) answers were all BadDeviceToken and none was delivered: these look "
                 + "like tokens of the other APNs environment (sandbox vs production). Check --endpoint."

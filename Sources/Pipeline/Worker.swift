@@ -131,8 +131,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let templates = templates(for: token, runHeaders: runHeaders)
         if !settingsAccepted { settingsAccepted = shared.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
+        let refused = shared.refusedRunWide.load(ordering: .acquiring)
         while connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
               let job = nextJob(for: slot) {
+            if refused != 0, abortIfRefused(job, refused: refused) { continue }
             guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
                 break
@@ -218,13 +220,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let answer = Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
-        let refusal = answer.status == 400 ? RowHeaders.runWideRefusal(answer.reason, of: job.headers) : nil
-        if control.recordAnswer(delivered: answer.status == 200, badDeviceToken: answer.reason == .badDeviceToken,
-                                setupReason: refusal?.name), let refusal {
-            // A run-wide value refused `--abort-after` times in a row: this row too is aborted.
-            stopRun(.misconfiguration(reason: refusal.name, consecutive: control.abortAfter), at: job, answer: answer,
-                    reason: refusal.name, response: response, latency: latency, connection: connection)
-            if !stopping { beginStopping() }
+        if settleRunWideRefusal(job, answer: answer, response: response, latency: latency, on: connection) {
             schedulePublish()
             return
         }
@@ -334,7 +330,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     /// Records are handed to the writer in batches, once per reactor turn at most.
-    private func schedulePublish() {
+    func schedulePublish() {
         guard !flushScheduled else { return }
         flushScheduled = true
         reactor.execute { [unowned self] in

@@ -50,10 +50,39 @@ extension Worker {
         }
     }
 
+    /// Feeds the answer to the run's detectors. A run-wide value (`--topic`, ...) refused
+    /// `--abort-after` times in a row is refused for good: this row, and every row that uses the
+    /// value and is not answered yet, end `aborted`; the others go on. Returns true when the row
+    /// is settled here. A row's own column refused is that row's failure (`RowHeaders.runWideRefusal`).
+    func settleRunWideRefusal(_ job: Job, answer: Response, response: H2Response, latency: Double,
+                              on connection: ClientConnection) -> Bool {
+        let refused = answer.status == 400 ? RowHeaders.runWideRefusal(answer.reason, of: job.headers) : nil
+        guard control.recordAnswer(delivered: answer.status == 200, badDeviceToken: answer.reason == .badDeviceToken,
+                                   setupReason: refused == nil ? nil : answer.reasonText),
+              let refused, let reason = answer.reasonText else { return false }
+        shared.refuseRunWide(refused, reason: reason)
+        abortRow(job, answer: answer, reason: reason, response: response, latency: latency, connection: connection)
+        return true
+    }
+
+    /// `job` uses a run-wide value APNs refused for good: it ends `aborted` with that reason, unsent.
+    func abortIfRefused(_ job: Job, refused: UInt8) -> Bool {
+        guard let reason = shared.refusal(of: job, refused: refused) else { return false }
+        finish(job.record(.aborted, reason: reason))
+        schedulePublish()
+        return true
+    }
+
     /// The answer to `job` stops the run: the row is `aborted` with that answer.
     func stopRun(_ cause: StopCause, at job: Job, answer: Response, reason: String?, response: H2Response,
-                         latency: Double, connection: ClientConnection) {
+                 latency: Double, connection: ClientConnection) {
         control.stop(cause)
+        abortRow(job, answer: answer, reason: reason, response: response, latency: latency, connection: connection)
+    }
+
+    /// The row ends `aborted` with this answer.
+    func abortRow(_ job: Job, answer: Response, reason: String?, response: H2Response, latency: Double,
+                  connection: ClientConnection) {
         finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                          reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
                          endpoint: pool.endpointLabel(of: connection),

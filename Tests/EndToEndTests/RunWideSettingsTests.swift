@@ -51,4 +51,34 @@ import Testing
         #expect(try run.records.filter { $0["outcome"] as? String == "failed" }
             .allSatisfy { $0["reason"] as? String == "TopicDisallowed" && ($0["row"] as? Int ?? 0) % 100 == 0 })
     }
+
+    @Test func aRefusedRunWideTopicStopsOnlyTheRowsThatUseIt() throws {
+        let scratch = try Scratch()
+        let key = try scratch.signingKey()
+        var lines = ["device_token,payload,topic"]
+        for row in 1...1_000 {
+            let token = String(repeating: String(format: "%04x", row), count: 16)
+            // Every third row names the served topic itself; the others use the (wrong) --topic.
+            let topic = row % 3 == 0 ? MockServerProcess.topic : ""
+            lines.append("\(token),\"{\"\"aps\"\":{\"\"alert\"\":\"\"hi\"\"}}\",\(topic)")
+        }
+        let csv = try scratch.write("mixed-topics.csv", lines.joined(separator: "\n") + "\n")
+        let mock = try MockServerProcess(scratch: scratch, keyFile: key)
+        let out = scratch.path("out-mixed-topics")
+        let run = CampaignRun(result: try Binary.run([
+            "send", "--input", csv, "--endpoint", mock.endpoint, "--ca-file", mock.caFile, "--key-file", key,
+            "--key-id", MockServerProcess.keyID, "--team-id", MockServerProcess.teamID, "--topic", "com.example.other",
+            "--connections", "2", "--progress", "never", "--out", out]), outDirectory: out)
+        mock.stop()
+        #expect(run.result.status == 2, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("stopped sending the rows that use the run's --topic"), "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 1_000)
+        let records = try run.records
+        let ownTopic = records.filter { ($0["row"] as? Int ?? 0) % 3 == 0 }
+        let runTopic = records.filter { ($0["row"] as? Int ?? 0) % 3 != 0 }
+        #expect(ownTopic.allSatisfy { $0["outcome"] as? String == "delivered" }, "rows with a topic of their own go on")
+        #expect(runTopic.allSatisfy { $0["outcome"] as? String == "aborted" && $0["reason"] as? String == "TopicDisallowed" })
+        let sentWithWrongTopic = try mock.records().filter { $0["reason"] as? String == "TopicDisallowed" }.count
+        #expect(sentWithWrongTopic <= 10 * 2, "rows burnt: \(sentWithWrongTopic)")
+    }
 }
