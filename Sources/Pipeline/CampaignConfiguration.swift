@@ -47,8 +47,10 @@ public struct CampaignConfiguration: Sendable {
     /// `--resume`: continue the campaign in `outputDirectory`, skipping rows it has recorded.
     public var resume = false
     public var showProgress = false
-    /// Seeds the jitter of retries and reconnects.
-    public var seed: UInt64 = 0x5EED
+    /// Seeds the jitter of retries and reconnects. Drawn from the system's random source
+    /// (getrandom) for every configuration, so the processes, shards and pods of one campaign do
+    /// not back off in step and hit APNs together; a test sets it for a repeatable run.
+    public var seed: UInt64 = UInt64.random(in: .min ... .max)
 
     /// Token auth with no run-wide topic: every row must bring its own (APNs answers MissingTopic).
     var rowsNeedTopic: Bool {
