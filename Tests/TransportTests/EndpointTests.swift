@@ -67,3 +67,27 @@ struct EndpointTests {
         #expect(try Endpoint(host: "::1", port: 443).resolveBlocking() == [SocketAddress(ip: "::1", port: 443)!])
     }
 }
+
+@Suite struct EndpointMistakeTests {
+    @Test func aURLIsExplainedAsHostAndPortWithNoScheme() {
+        #expect(throws: EndpointError.self) { try Endpoint(parsing: "https://127.0.0.1:443") }
+        do {
+            _ = try Endpoint(parsing: "https://api.push.apple.com/3/device")
+            Issue.record("a URL was accepted")
+        } catch {
+            #expect(error.reason.contains("no scheme"))
+            #expect(error.reason.contains("api.push.apple.com"))
+            #expect(!error.reason.contains("brackets"))
+        }
+    }
+
+    @Test func aNameThatDoesNotExistIsADefiniteLookupFailure() {
+        do {
+            _ = try Endpoint(host: "no-such-host.invalid", port: 443).resolveBlocking()
+            Issue.record("no-such-host.invalid resolved")
+        } catch {
+            // .invalid is NXDOMAIN by RFC 6761: a definite answer, not a resolver that is down.
+            #expect(error == .nameNotFound(host: "no-such-host.invalid", reason: "Name or service not known"))
+        }
+    }
+}
