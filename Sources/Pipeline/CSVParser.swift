@@ -103,7 +103,9 @@ final class CSVParser {
             let raw = UnsafeRawBufferPointer(start: bytes, count: count)
             headerNames.append(String(decoding: raw, as: UTF8.self))
             // A name that is not UTF-8 matches no column: say that, not that the column is missing.
-            if error == nil && String(validating: raw, as: UTF8.self) == nil {
+            // The reading parser judges names; the counting one (prescan) only the CSV structure,
+            // as CSVRecordCounter does, and CSVSource reads the header before anything is sent.
+            if keepsFields && error == nil && String(validating: raw, as: UTF8.self) == nil {
                 error = .headerNotUTF8(path: path, column: fieldIndex + 1, name: headerNames[fieldIndex])
             }
             return
