@@ -100,7 +100,14 @@ final class CSVParser {
     fileprivate func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
         defer { fieldIndex += 1 }
         guard header != nil else {
-            headerNames.append(String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self))
+            let raw = UnsafeRawBufferPointer(start: bytes, count: count)
+            headerNames.append(String(decoding: raw, as: UTF8.self))
+            // A name that is not UTF-8 matches no column: say that, not that the column is missing.
+            // The reading parser judges names; the counting one (prescan) only the CSV structure,
+            // as CSVRecordCounter does, and CSVSource reads the header before anything is sent.
+            if keepsFields && error == nil && String(validating: raw, as: UTF8.self) == nil {
+                error = .headerNotUTF8(path: path, column: fieldIndex + 1, name: headerNames[fieldIndex])
+            }
             return
         }
         guard keepsFields else {

@@ -153,8 +153,8 @@ public final class Campaign: Sendable {
         let cause = control.stopCause
         summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
         let summaryPath = configuration.outputDirectory + "/summary.json"
-        if !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
-            control.stop(.outputFailed(detail: "cannot write \(summaryPath)"))
+        do { try OutputFile.write(Array(summary.json.utf8), to: summaryPath) } catch {
+            control.stop(.outputFailed(detail: error.description))
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
@@ -202,7 +202,7 @@ public final class Campaign: Sendable {
                 } else if let since = downSince {
                     let seconds = ProgressLine.seconds(ContinuousClock.now - since)
                     if seconds >= configuration.unreachableTimeoutSeconds {
-                        control.stop(.unreachable(seconds: configuration.unreachableTimeoutSeconds))
+                        control.stop(shared.stopCauseWhenUnreachable(seconds: configuration.unreachableTimeoutSeconds))
                     }
                 } else {
                     downSince = .now

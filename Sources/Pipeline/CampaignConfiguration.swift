@@ -65,8 +65,10 @@ public struct CampaignConfiguration: Sendable {
     public var resume = false
     /// Draw the progress line on stderr (the writer thread, at most a few times a second).
     public var showProgress = false
-    /// Seeds the jitter of retries and reconnects.
-    public var seed: UInt64 = 0x5EED
+    /// Seeds the jitter of retries and reconnects. Drawn from the system's random source
+    /// (getrandom) for every configuration, so the processes, shards and pods of one campaign do
+    /// not back off in step and hit APNs together; a test sets it for a repeatable run.
+    public var seed: UInt64 = UInt64.random(in: .min ... .max)
 
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false

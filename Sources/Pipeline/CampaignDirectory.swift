@@ -90,8 +90,10 @@ struct CampaignDirectory {
             let directory = configuration.outputDirectory
             do { try log.deadTokens.close() } catch { throw .output(path: deadTokensPath(directory), detail: error.description) }
             let summaryPath = directory + "/summary.json"
-            if access(summaryPath, F_OK) != 0 && !FileManager.default.createFile(atPath: summaryPath, contents: Data(summary.json.utf8)) {
-                throw .output(path: summaryPath, detail: "cannot create it")
+            if access(summaryPath, F_OK) != 0 {
+                do { try OutputFile.write(Array(summary.json.utf8), to: summaryPath) } catch {
+                    throw .output(path: summaryPath, detail: String(cString: strerror(error.errno)))
+                }
             }
             return summary
         }
@@ -120,9 +122,9 @@ struct CampaignDirectory {
                               fingerprint: InputFingerprint? = nil) throws(CampaignDirectoryError) {
         let directory = configuration.outputDirectory
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try OutputFile.createDirectory(directory)
         } catch {
-            throw .output(path: directory, detail: error.localizedDescription)
+            throw .output(path: directory, detail: error.detail ?? String(cString: strerror(error.errno)))
         }
         // A pipe or stdin has no fingerprint: the campaign runs, and cannot be resumed.
         // Rows from memory have none either: `inputPath` is only their name.

@@ -1,4 +1,3 @@
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +12,11 @@ final class CampaignLock: @unchecked Sendable {
 
     /// Creates the directory when missing (an empty directory is no campaign) and locks it.
     init(directory: String) throws(CampaignDirectoryError) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        do {
+            try OutputFile.createDirectory(directory)
+        } catch {
+            throw .output(path: directory, detail: error.detail ?? String(cString: strerror(error.errno)))
+        }
         descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .output(path: directory, detail: String(cString: strerror(errno))) }
         if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {

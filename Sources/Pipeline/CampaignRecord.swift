@@ -27,10 +27,27 @@ struct CampaignRecord: Codable, Equatable {
     }
 
     static func read(path: String) throws(CampaignDirectoryError) -> CampaignRecord {
+        // Foundation's errors would reach the user as "NSCocoaErrorDomain error 260": the
+        // system's reason and the decoder's own words instead.
+        guard let data = FileManager.default.contents(atPath: path) else {
+            let code = access(path, R_OK) == 0 ? EIO : errno
+            throw .unreadableRecord(path: path, detail: String(cString: strerror(code)))
+        }
         do {
-            return try JSONDecoder().decode(CampaignRecord.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+            return try JSONDecoder().decode(CampaignRecord.self, from: data)
+        } catch let error as DecodingError {
+            throw .unreadableRecord(path: path, detail: "not the JSON apns-bulk writes (\(Self.describe(error)))")
         } catch {
-            throw .unreadableRecord(path: path, detail: "\(error)")
+            throw .unreadableRecord(path: path, detail: "not the JSON apns-bulk writes")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _): "no \(key.stringValue)"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            (context.codingPath.map(\.stringValue).last.map { "\($0): " } ?? "") + context.debugDescription
+        @unknown default: "unreadable"
         }
     }
 
@@ -39,11 +56,13 @@ struct CampaignRecord: Codable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
-            var data = try encoder.encode(self)
-            data.append(0x0A)
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            var bytes = [UInt8](try encoder.encode(self))
+            bytes.append(0x0A)
+            try OutputFile.write(bytes, to: path, atomically: true)
+        } catch let error as OutputFileError {
+            throw .output(path: path, detail: String(cString: strerror(error.errno)))
         } catch {
-            throw .output(path: path, detail: "\(error)")
+            throw .output(path: path, detail: "cannot encode it: \(error)")
         }
     }
 }

@@ -25,6 +25,16 @@ final class CampaignShared: Sendable {
     struct EndpointHealth {
         var everReady = false
         var configurationFailure: String?
+        /// The last lookup of the endpoint's name failed (nil once one succeeds).
+        var lookupFailure: LookupFailure?
+    }
+
+    /// A failed DNS lookup; `definite` when DNS answered that the name does not exist or has no
+    /// address (asking again will not help), not when it did not answer.
+    struct LookupFailure {
+        var host: String
+        var reason: String
+        var definite: Bool
     }
 
     init(configuration: CampaignConfiguration, control: RunControl) {
@@ -105,5 +115,37 @@ final class CampaignShared: Sendable {
     static func warn(_ line: String) {
         let bytes = Array(("\r" + line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// A lookup of endpoint `endpointIndex`'s name: `failure` nil when it resolved. A name that
+    /// does not exist on every endpoint, none of which ever worked, stops the run at once (a typo
+    /// in --endpoint, not an outage); one that DNS does not answer is waited for, up to
+    /// `--unreachable-timeout` (`stopCauseWhenUnreachable`).
+    func noteLookup(endpointIndex: Int, failure: LookupFailure?) {
+        let names = endpoints.withLock { health -> [String]? in
+            health[endpointIndex].lookupFailure = failure
+            return Self.unresolved(health, definiteOnly: true)
+        }
+        if let names, let failure { control.stop(.cannotResolve(names: names, reason: failure.reason)) }
+    }
+
+    /// Why the run stops when every endpoint was unreachable for `--unreachable-timeout`: names
+    /// that never resolved are a configuration error (exit 2), anything else gives up (exit 3).
+    func stopCauseWhenUnreachable(seconds: Double) -> StopCause {
+        let lookups = endpoints.withLock { health in
+            Self.unresolved(health, definiteOnly: false).map { ($0, health.compactMap(\.lookupFailure?.reason).last ?? "") }
+        }
+        if let (names, reason) = lookups { return .cannotResolve(names: names, reason: reason) }
+        return .unreachable(seconds: seconds)
+    }
+
+    /// The names of every endpoint when none ever worked and the last lookup of each failed.
+    private static func unresolved(_ health: [EndpointHealth], definiteOnly: Bool) -> [String]? {
+        var names: [String] = []
+        for endpoint in health {
+            guard !endpoint.everReady, let failure = endpoint.lookupFailure, failure.definite || !definiteOnly else { return nil }
+            if !names.contains(failure.host) { names.append(failure.host) }
+        }
+        return names.isEmpty ? nil : names
     }
 }

@@ -150,12 +150,13 @@ final class ConnectionPool {
             guard !closing else { return }
             switch result {
             case .success(let addresses) where !addresses.isEmpty:
+                shared.noteLookup(endpointIndex: slot.endpointIndex, failure: nil)
                 let address = addresses[slot.addressIndex % addresses.count]
                 open(slot, endpoint: endpoint, address: address)
             case .success:
-                connectionFailed(slot, detail: "\(endpoint) resolved to no address")
+                lookupFailed(slot, SocketError.nameNotFound(host: endpoint.host, reason: "the name has no address"))
             case .failure(let error):
-                connectionFailed(slot, detail: "\(endpoint): \(error)")
+                lookupFailed(slot, error)
             }
         }
     }
@@ -177,9 +178,16 @@ final class ConnectionPool {
         connection.start()
     }
 
-    /// The name did not resolve: not a configuration error (DNS may come back), so only a wait.
-    private func connectionFailed(_ slot: ConnectionSlot, detail: String) {
-        shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: detail, configurationError: false)
+    /// The name did not resolve. The run stops when that is so on every endpoint (`CampaignShared`);
+    /// until then, a wait and another lookup (DNS may come back).
+    private func lookupFailed(_ slot: ConnectionSlot, _ error: SocketError) {
+        let failure: CampaignShared.LookupFailure
+        switch error {
+        case .nameNotFound(let host, let reason): failure = .init(host: host, reason: reason, definite: true)
+        case .resolutionFailed(let host, let reason): failure = .init(host: host, reason: reason, definite: false)
+        default: failure = .init(host: shared.configuration.endpoints[slot.endpointIndex].host, reason: "\(error)", definite: false)
+        }
+        shared.noteLookup(endpointIndex: slot.endpointIndex, failure: failure)
         scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
     }
 

@@ -11,6 +11,8 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
     case noHeader(path: String)
     case missingDeviceTokenColumn(path: String, found: [String])
     case duplicateColumn(path: String, name: String)
+    /// Header field `column` (1-based) is not UTF-8; `name` shows it with U+FFFD for the bad bytes.
+    case headerNotUTF8(path: String, column: Int, name: String)
     case unclosedQuote(path: String, line: Int)
     case malformedQuoting(path: String, line: Int)
     case fieldTooLong(path: String, line: Int, limit: Int)
@@ -41,6 +43,9 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
             return "\(path), line 1: the header has no device_token column (found \(names)); name the token column device_token"
         case .duplicateColumn(let path, let name):
             return "\(path), line 1: the header names column \(name) twice; keep one"
+        case .headerNotUTF8(let path, let column, let name):
+            return "\(path), line 1: header field \(column) (\"\(name)\") is not valid UTF-8, so it names no column; "
+                + "save the file as UTF-8 (a spreadsheet's \"CSV UTF-8\" export)"
         case .unclosedQuote(let path, let line):
             return "\(path), line \(line): a quoted field opened here never closes; close the quote (a quote inside a field is written as two quotes \"\")"
         case .malformedQuoting(let path, let line):

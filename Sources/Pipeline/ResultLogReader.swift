@@ -16,16 +16,26 @@ public enum ResultLogError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The cut last frame a crash left behind: its number (1-based) and its compressed size on disk.
+/// The cut last frame a crash left behind: its number (1-based) and its compressed size on disk;
+/// for a reader that reads what the cut frame still holds, how many records came out of it and
+/// how many decoded bytes of a last, incomplete line were skipped.
 public struct CutFrame: Sendable, Equatable {
     /// The cut frame's number, 1-based.
     public let frame: Int
     /// Its compressed bytes on disk.
     public let bytes: Int
+    /// Complete records the cut frame still held (read only when asked for).
+    public var recordsRead = 0
+    /// Decoded bytes of the last, incomplete line, skipped.
+    public var incompleteLineBytes = 0
 }
 
-/// Reads results.jsonl.zst frame by frame and yields the records of complete frames only; a cut
-/// last frame is skipped and described by `cutFrame`. Owned by one thread.
+/// Reads results.jsonl.zst frame by frame. By default it yields the records of complete frames
+/// only, because `--resume` truncates the log at the end of the last complete frame before it
+/// appends, and a record it kept from the cut frame would then be lost. `report` asks for
+/// `readsCutFrame`: the complete lines zstd still decodes from a cut last frame are records
+/// like any other (a crash lost only the lines after them). Either way `cutFrame` describes the
+/// cut. Owned by one thread.
 public final class ResultLogReader {
     /// The log's path.
     public let path: String
@@ -43,9 +53,13 @@ public final class ResultLogReader {
     /// Records of the last complete frame read (a resume's measure of one flush's worth).
     public private(set) var recordsInLastFrame = 0
 
-    /// Opens `path`; nothing is read yet.
-    public init(path: String) throws(ResultLogError) {
+    private let readsCutFrame: Bool
+
+    /// Opens `path`; nothing is read yet. `readsCutFrame`: also count the complete lines of a frame a
+    /// crash cut (`report` does; a resume stops at the last complete frame, which it truncates to).
+    public init(path: String, readsCutFrame: Bool = false) throws(ResultLogError) {
         self.path = path
+        self.readsCutFrame = readsCutFrame
         do { reader = try ZstdStreamReader(path: path) } catch { throw .unreadable(error.description) }
     }
 
@@ -70,8 +84,16 @@ public final class ResultLogReader {
             } catch {
                 switch error {
                 case .truncated(_, let number, let cutBytes):
-                    cutFrame = CutFrame(frame: number, bytes: cutBytes)
+                    var cut = CutFrame(frame: number, bytes: cutBytes)
                     ended = true
+                    if readsCutFrame {
+                        let complete = (frame.lastIndex(of: 10) ?? -1) + 1
+                        cut.incompleteLineBytes = frame.count - complete
+                        frame.removeSubrange(complete...)
+                        try parseLines()
+                        cut.recordsRead = records.count
+                    }
+                    cutFrame = cut
                     return
                 case .corrupt(_, let number, let offset, let detail):
                     throw .corrupt(path: path, detail: "frame \(number), byte \(offset): \(detail)")
@@ -95,6 +117,10 @@ public final class ResultLogReader {
             completeBytes = reader.compressedOffset
             recordsInLastFrame = records.count
         }
+        try parseLines()
+    }
+
+    private func parseLines() throws(ResultLogError) {
         var start = 0
         while start < frame.count {
             let end = frame[start...].firstIndex(of: 10) ?? frame.count

@@ -9,10 +9,11 @@ public struct ResultLogTally: Sendable {
     /// Rows recorded.
     public var rows: Int { counts.total }
 
-    /// Reads the whole log, handing every record to `each` (e.g. a DeadTokenMerge).
+    /// Reads the whole log, the complete lines of a cut last frame included, handing every
+    /// record to `each` (e.g. a DeadTokenMerge).
     public static func read(path: String, each: (ResultRecord) -> Void = { _ in }) throws(ResultLogError) -> ResultLogTally {
         var tally = ResultLogTally(path: path)
-        let reader = try ResultLogReader(path: path)
+        let reader = try ResultLogReader(path: path, readsCutFrame: true)
         while let record = try reader.next() {
             tally.counts.add(record.outcome)
             each(record)

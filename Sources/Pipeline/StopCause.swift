@@ -7,6 +7,9 @@ public enum StopCause: Sendable, Equatable {
     case wrongEnvironment(answers: Int)
     /// TLS verification or ALPN failed on every endpoint: a configuration error.
     case tlsFailedEverywhere(detail: String)
+    /// No endpoint's name resolves and none ever worked: a mistake in `--endpoint` (or a DNS
+    /// setup that cannot find APNs), which waiting will not fix.
+    case cannotResolve(names: [String], reason: String)
     /// SIGINT or SIGTERM.
     case interrupted(signal: Int32)
     /// Every endpoint unreachable for `--unreachable-timeout`: the rest gave up (exit 3, not 2).
@@ -32,6 +35,7 @@ public enum StopCause: Sendable, Equatable {
         case .credentialsRefused(let reason): reason
         case .wrongEnvironment: "WrongEnvironment"
         case .tlsFailedEverywhere: "TLSFailed"
+        case .cannotResolve: "CannotResolve"
         case .interrupted: "Interrupted"
         case .unreachable: "Unreachable"
         case .fatal: "InputError"
@@ -51,6 +55,9 @@ public enum StopCause: Sendable, Equatable {
                 + "like tokens of the other APNs environment (sandbox vs production). Check --endpoint."
         case .tlsFailedEverywhere(let detail):
             "TLS failed on every endpoint: \(detail)"
+        case .cannotResolve(let names, let reason):
+            "cannot resolve \(names.joined(separator: ", ")) (\(reason)): no endpoint's name has an address, so nothing "
+                + "could be sent. Check --endpoint (production, sandbox, HOST:PORT or mock) and the machine's DNS setup."
         case .interrupted(let signal):
             "interrupted by signal \(signal); unfinished rows are recorded as aborted."
         case .unreachable(let seconds):

@@ -28,6 +28,14 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         case "": throw EndpointError(text: text, reason: "it is empty")
         default: break
         }
+        if let scheme = trimmed.firstRange(of: "://") {
+            // A URL where HOST:PORT is wanted: say so, rather than that an IPv6 address needs brackets.
+            let rest = trimmed[scheme.upperBound...]
+            let authority = rest.prefix { $0 != "/" }
+            let example = authority.isEmpty ? "api.push.apple.com:443" : String(authority)
+            throw EndpointError(text: text, reason: "give HOST:PORT with no scheme or path, e.g. \(example) "
+                                + "(apns-bulk always speaks HTTPS with HTTP/2)")
+        }
         var host: Substring
         var portText: Substring?
         if trimmed.hasPrefix("[") {

@@ -32,6 +32,11 @@ extension Endpoint {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0 else {
             let reason = status == EAI_SYSTEM ? SocketError.text(errno) : String(cString: gai_strerror(status))
+            // EAI_NONAME, EAI_NODATA (-5, a GNU extension Glibc's module leaves out):
+            // the resolver's definite answer. EAI_AGAIN, EAI_FAIL (a SERVFAIL) and the rest may pass.
+            if status == EAI_NONAME || status == -5 {
+                throw SocketError.nameNotFound(host: host, reason: reason)
+            }
             throw SocketError.resolutionFailed(host: host, reason: reason)
         }
         defer { freeaddrinfo(list) }
@@ -45,7 +50,7 @@ extension Endpoint {
             node = current.pointee.ai_next
         }
         guard !addresses.isEmpty else {
-            throw SocketError.resolutionFailed(host: host, reason: "the name has no IPv4 or IPv6 address")
+            throw SocketError.nameNotFound(host: host, reason: "the name has no IPv4 or IPv6 address")
         }
         return addresses
     }

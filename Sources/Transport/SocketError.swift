@@ -10,8 +10,11 @@ public enum SocketError: Error, Sendable, Equatable, CustomStringConvertible {
     case connectTimedOut(address: String, timeout: Duration)
     /// Listening on `address` failed (in use, not a local address, ...).
     case listenFailed(address: String, errno: Int32)
-    /// `host` could not be resolved to any address.
+    /// `host` could not be resolved to any address (DNS may answer later: a timeout, a
+    /// resolver down).
     case resolutionFailed(host: String, reason: String)
+    /// DNS answered that `host` does not exist or has no address: asking again will not help.
+    case nameNotFound(host: String, reason: String)
     /// The reactor stopped before the operation finished.
     case reactorStopped
 
@@ -31,6 +34,8 @@ public enum SocketError: Error, Sendable, Equatable, CustomStringConvertible {
             return text
         case let .resolutionFailed(host, reason):
             return "could not resolve \(host): \(reason) (check the host name and the DNS setup)"
+        case let .nameNotFound(host, reason):
+            return "cannot resolve \(host): \(reason) (check the host name)"
         case .reactorStopped:
             return "the transport stopped before the operation finished"
         }

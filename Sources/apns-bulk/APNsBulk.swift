@@ -20,7 +20,7 @@ struct APNsBulk: ParsableCommand {
     static func main() {
         CryptoLibrary.keepStateUntilExit()
         do {
-            let arguments = try JobFile.expand(Array(CommandLine.arguments.dropFirst()))
+            let arguments = try JobFile.expand(SendCommand.attachingNegativeValues(Array(CommandLine.arguments.dropFirst())))
             var command = try parseAsRoot(arguments)
             try command.run()
         } catch let code as ExitCode {

@@ -35,6 +35,9 @@ enum JobFile {
             if key == "config" { throw RunFailure.usage("\(path): a job file cannot name another --config") }
             let flag = "--" + key
             if given.contains(flag) { continue }
+            if let problem = JobFileValueKind.byKey[key]?.problem(value, key: rawKey) {
+                throw RunFailure.usage("--config \(path): \(problem)")
+            }
             generated += try flagArguments(flag: flag, value: value, path: path, key: rawKey)
         }
         return [first] + generated + arguments.dropFirst()
@@ -71,7 +74,9 @@ enum JobFile {
         guard let text = scalarText(value) else {
             throw RunFailure.usage("\(path): `\(key)` must be a string, number, boolean or array of those")
         }
-        return [flag, text]
+        // One argument, so a value that starts with '-' (`connections = -3`) is taken as the
+        // flag's value and judged by it, not read as a missing value and another flag.
+        return ["\(flag)=\(text)"]
     }
 
     private static func mockOptions(_ table: TOMLTable, path: String) throws -> [String] {
@@ -84,7 +89,7 @@ enum JobFile {
                 if let bool = item.bool {
                     if bool { options += ["--mock-option", name] }
                 } else if let text = scalarText(item) {
-                    options += ["--mock-option", "\(name)=\(text)"]
+                    options += ["--mock-option=\(name)=\(text)"]
                 } else {
                     throw RunFailure.usage("\(path): [mock] `\(key)` must be a string, number, boolean or array of those")
                 }

@@ -28,8 +28,10 @@ struct ReportCommand: ParsableCommand {
         }
         for tally in tallies {
             if let cut = tally.cutFrame {
-                writeStandardError("apns-bulk: \(tally.path): skipped \(cut.bytes) bytes of a cut last frame (frame \(cut.frame)): "
-                                   + "its records were lost when the run stopped\n")
+                writeStandardError("apns-bulk: \(tally.path): the last zstd frame (frame \(cut.frame), \(cut.bytes) bytes) is cut, "
+                                   + "as a crash leaves it: counted the \(cut.recordsRead) complete records it still holds; "
+                                   + "skipped \(cut.incompleteLineBytes) bytes of an incomplete line (that record and any after it "
+                                   + "were lost when the run stopped)\n")
             }
         }
         if let deadTokens {
@@ -47,7 +49,9 @@ struct ReportCommand: ParsableCommand {
 
     private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int) -> String {
         var lines = tallies.map { tally in
-            "\(tally.path): \(countsText(tally.counts))" + (tally.cutFrame.map { " (skipped \($0.bytes) bytes of a cut last frame)" } ?? "")
+            "\(tally.path): \(countsText(tally.counts))" + (tally.cutFrame.map { cut in
+                " (cut last frame: \(cut.recordsRead) records read, skipped \(cut.incompleteLineBytes) bytes of an incomplete line)"
+            } ?? "")
         }
         lines.append("total: \(countsText(total))")
         lines.append("dead tokens: \(deadTokenCount)" + (deadTokens.map { " (written to \($0))" } ?? ""))
@@ -63,7 +67,9 @@ struct ReportCommand: ParsableCommand {
             var path: [UInt8] = []
             JSONText.appendString(tally.path, to: &path)
             return "    {\"path\": \(String(decoding: path, as: UTF8.self)), \(countsJSON(tally.counts)), "
-                + "\"skipped_bytes\": \(tally.cutFrame?.bytes ?? 0)}"
+                + "\"skipped_bytes\": \(tally.cutFrame?.bytes ?? 0), "
+                + "\"cut_frame_records\": \(tally.cutFrame?.recordsRead ?? 0), "
+                + "\"incomplete_line_bytes\": \(tally.cutFrame?.incompleteLineBytes ?? 0)}"
         }
         return "{\n  \"files\": [\n" + files.joined(separator: ",\n") + "\n  ],\n"
             + "  \"total\": {\(countsJSON(total))},\n  \"dead_tokens\": \(deadTokenCount)\n}\n"

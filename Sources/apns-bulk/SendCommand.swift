@@ -115,6 +115,31 @@ struct SendCommand: ParsableCommand {
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
 
+    /// `--connections -1` becomes `--connections=-1`: the parser takes an argument that starts
+    /// with '-' for a flag and would say "Missing value for '--connections'", where the value is
+    /// there and only wrong; joined, it reaches the checks that say what is wrong with it.
+    static func attachingNegativeValues(_ arguments: [String]) -> [String] {
+        var joined: [String] = []
+        joined.reserveCapacity(arguments.count)
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.count,
+               isNegativeNumber(arguments[index + 1]) {
+                joined.append(argument + "=" + arguments[index + 1])
+                index += 2
+            } else {
+                joined.append(argument)
+                index += 1
+            }
+        }
+        return joined
+    }
+
+    private static func isNegativeNumber(_ text: String) -> Bool {
+        text.count > 1 && text.hasPrefix("-") && Double(text.dropFirst()) != nil
+    }
+
     func run() throws {
         let setup = try SendSetup(command: self)
         defer { setup.mock?.stop() }

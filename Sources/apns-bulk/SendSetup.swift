@@ -13,6 +13,7 @@ struct SendSetup {
     init(command: SendCommand) throws {
         let endpointNames = command.endpoint.isEmpty ? ["production"] : command.endpoint
         try Self.checkCounts(command)
+        try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
         let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
 
@@ -63,7 +64,7 @@ struct SendSetup {
             do {
                 endpoints.append(try Endpoint(parsing: name))
             } catch {
-                throw RunFailure.usage("--endpoint \(name): \(error); use production, sandbox, HOST:PORT or mock")
+                throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, [IPv6]:PORT or mock")
             }
         }
         if extraTrust.count > 1 {
@@ -124,6 +125,23 @@ struct SendSetup {
         where !(value > 0) {
             throw RunFailure.usage("\(flag) \(value): must be a positive number of seconds")
         }
+    }
+
+    /// Most connections per `--endpoint`. APNs treats a storm of connections from one provider as
+    /// an attack (it may refuse or throttle them), and one connection carries up to
+    /// `--max-streams` (APNs allows 1000) notifications at a time, so a few connections already
+    /// reach APNs' pace (benchmarks/RESULTS.md: 4 reach the mock's ceiling). 64 leaves room for
+    /// every address a name resolves to several times over; 100,000 took 40 s and 493 MiB for
+    /// 100 rows.
+    static let maxConnectionsPerEndpoint = 64
+
+    private static func checkConnections(_ connections: Int, endpoints: Int) throws {
+        let cap = maxConnectionsPerEndpoint * endpoints
+        guard connections > cap else { return }
+        throw RunFailure.usage("--connections \(connections): at most \(maxConnectionsPerEndpoint) per endpoint (\(cap) with "
+            + "\(endpoints) --endpoint); APNs treats a storm of connections as an attack, and each connection already "
+            + "carries up to --max-streams notifications at once (4 to 16 connections reach APNs' pace). To send "
+            + "faster, run several processes (shards) from several machines.")
     }
 
     /// The run-level header flags, checked as APNs would check them: a bad one would fail every row.

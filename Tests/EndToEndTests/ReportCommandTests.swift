@@ -78,6 +78,47 @@ import Testing
         #expect(object["dead_tokens"] as? Int == 2)
     }
 
+    @Test func reportCountsTheCompleteLinesOfACutLastFrameAsZstdDecodesThem() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-cut-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var big = ""
+        for row in 4...7_800 {
+            big += row % 10 == 0 ? line(row, "dead\(row)", "unregistered", status: 410, reason: "Unregistered", at: 1_795_426_299_000)
+                                 : line(row, "tok\(row)", "delivered", status: 200, reason: nil, at: nil)
+        }
+        let first = line(1, "aaa", "delivered", status: 200, reason: nil, at: nil)
+            + line(2, "bbb", "failed", status: 400, reason: "BadTopic", at: nil)
+            + line(3, "ccc", "delivered", status: 200, reason: nil, at: nil)
+        let whole = try writeLog(directory, "whole.jsonl.zst", frames: [first, big], cutLast: false)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let firstFrame = try writeLog(directory, "first.jsonl.zst", frames: [first], cutLast: false)
+        let firstSize = try Data(contentsOf: URL(fileURLWithPath: firstFrame)).count
+        let cut = directory.appendingPathComponent("cut.jsonl.zst").path
+        try bytes.prefix(firstSize + (bytes.count - firstSize) * 7 / 10).write(to: URL(fileURLWithPath: cut))
+
+        // What the zstd tool still decodes: its complete lines are the records a user can see.
+        let decoded = try ZstdCLI.decode(cut)
+        #expect(decoded.status != 0, "the file is cut")
+        let lines = decoded.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let completeLines = lines.count - 1
+        let incomplete = lines.last?.utf8.count ?? 0
+        #expect(completeLines > 3 && completeLines < 7_800)
+
+        let text = try Binary.run(["report", cut])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("total: rows \(completeLines) "), "\(text.stdout) vs \(completeLines) lines")
+        #expect(text.stderr.contains("skipped \(incomplete) bytes of an incomplete line"), "\(text.stderr)")
+        #expect(text.stderr.contains("counted the \(completeLines - 3) complete records"), "\(text.stderr)")
+
+        let json = try Binary.run(["report", cut, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let file = try #require((object["files"] as? [[String: Any]])?.first)
+        #expect(file["rows"] as? Int == completeLines)
+        #expect(file["cut_frame_records"] as? Int == completeLines - 3)
+        #expect(file["incomplete_line_bytes"] as? Int == incomplete)
+    }
+
     @Test func reportOnAMissingFileIsStatusOne() throws {
         let result = try Binary.run(["report", "/nonexistent/results.jsonl.zst"])
         #expect(result.status == 1)

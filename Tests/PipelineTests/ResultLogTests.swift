@@ -98,6 +98,39 @@ import Testing
         #expect(String(decoding: decoded.stdout, as: UTF8.self).hasPrefix(expectedText(complete)))
     }
 
+    @Test func aReaderAskedForTheCutFrameYieldsItsCompleteLinesAsZstdDecodesThem() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("results.jsonl.zst")
+        let log = try ResultLog(path: path, maxFrameBytes: 8 << 20)
+        let complete = Self.sampleRecords(300)
+        for record in complete { try log.append(record) }
+        try log.flush()
+        let sizeAfterComplete = try directory.read("results.jsonl.zst").count
+        // Over a megabyte in the last frame: several zstd blocks, so a cut leaves whole ones.
+        for record in Self.sampleRecords(8000, start: 301) { try log.append(record) }
+        try log.close()
+        let whole = try directory.read("results.jsonl.zst")
+        let cutAt = sizeAfterComplete + (whole.count - sizeAfterComplete) * 7 / 10
+        let cutPath = try directory.write("cut.jsonl.zst", bytes: Array(whole.prefix(cutAt)))
+
+        let decoded = try runTool(["zstd", "-dc", cutPath]).stdout
+        let completeLines = decoded.filter { $0 == 10 }.count
+        let partial = decoded.count - ((decoded.lastIndex(of: 10) ?? -1) + 1)
+        #expect(completeLines > complete.count, "the cut frame still decodes to lines")
+
+        let reader = try ResultLogReader(path: cutPath, readsCutFrame: true)
+        var records: [ResultRecord] = []
+        while let record = try reader.next() { records.append(record) }
+        #expect(records.count == completeLines)
+        #expect(records == Self.sampleRecords(completeLines))
+        #expect(reader.cutFrame == CutFrame(frame: 2, bytes: cutAt - sizeAfterComplete,
+                                            recordsRead: completeLines - complete.count, incompleteLineBytes: partial))
+        // Resume's reader (the default) still stops at the last complete frame: it truncates there.
+        let back = try readAll(cutPath)
+        #expect(back.records == complete)
+        #expect(back.cut == CutFrame(frame: 2, bytes: cutAt - sizeAfterComplete))
+    }
+
     @Test func anEmptyLogHasNoRecords() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path("results.jsonl.zst")

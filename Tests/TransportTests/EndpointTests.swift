@@ -67,3 +67,31 @@ struct EndpointTests {
         #expect(try Endpoint(host: "::1", port: 443).resolveBlocking() == [SocketAddress(ip: "::1", port: 443)!])
     }
 }
+
+@Suite struct EndpointMistakeTests {
+    @Test func aURLIsExplainedAsHostAndPortWithNoScheme() {
+        #expect(throws: EndpointError.self) { try Endpoint(parsing: "https://127.0.0.1:443") }
+        do {
+            _ = try Endpoint(parsing: "https://api.push.apple.com/3/device")
+            Issue.record("a URL was accepted")
+        } catch {
+            #expect(error.reason.contains("no scheme"))
+            #expect(error.reason.contains("api.push.apple.com"))
+            #expect(!error.reason.contains("brackets"))
+        }
+    }
+
+    @Test func aNameThatDoesNotExistIsADefiniteLookupFailure() {
+        do {
+            _ = try Endpoint(host: "no-such-host.invalid", port: 443).resolveBlocking()
+            Issue.record("no-such-host.invalid resolved")
+        } catch {
+            // .invalid is NXDOMAIN by RFC 6761: a definite answer, not a resolver that is down.
+            guard case .nameNotFound(let host, _) = error else {
+                Issue.record("\(error) is not a definite answer")
+                return
+            }
+            #expect(host == "no-such-host.invalid")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import TOMLKit
+
+/// What each key of a job file must hold, checked before the file becomes flags: a TOML value
+/// of another type would otherwise turn into a flag's text and be read as something else
+/// (`endpoint = 12345` became the host `12345:443`, `connections = [1, 2]` ran with 2, and
+/// `max-attempts = true` said "Missing value").
+enum JobFileValueKind {
+    case string
+    /// A string or an integer (`priority = 10`, `expiration = 0`): header values APNs reads as text.
+    case stringOrInteger
+    case integer
+    /// An integer or a float (seconds).
+    case number
+    case boolean
+    /// A string or an array of strings: a repeatable flag.
+    case strings
+
+    /// send's flags by their long name. A key not listed is left to the command line's parser,
+    /// which names an unknown flag.
+    static let byKey: [String: JobFileValueKind] = [
+        "input": .string, "payload-file": .string, "no-prescan": .boolean,
+        "topic": .string, "push-type": .string, "priority": .stringOrInteger, "expiration": .stringOrInteger,
+        "collapse-id": .string,
+        "key-file": .string, "key-id": .string, "team-id": .string, "cert-file": .string, "cert-key-file": .string,
+        "p12-file": .string, "p12-password-env": .string,
+        "endpoint": .strings, "connections": .integer, "max-streams": .integer, "threads": .integer, "ca-file": .string,
+        "max-attempts": .integer, "retry-base-ms": .integer, "retry-max-ms": .integer, "reconnect-base-ms": .integer,
+        "reconnect-max-ms": .integer, "abort-after": .integer, "unreachable-timeout": .number,
+        "response-timeout": .number, "ping-interval": .number,
+        "out": .string, "progress": .string, "resume": .boolean, "mock-option": .strings,
+    ]
+
+    /// What the key wants, for a message: "an integer", "a string or an array of strings".
+    var wanted: String {
+        switch self {
+        case .string: "a string"
+        case .stringOrInteger: "a string or an integer"
+        case .integer: "an integer"
+        case .number: "a number"
+        case .boolean: "a boolean (true or false)"
+        case .strings: "a string or an array of strings"
+        }
+    }
+
+    /// Nil when `value` fits; otherwise what is wrong with it, naming `key`, the type found and
+    /// the type wanted.
+    func problem(_ value: TOMLValueConvertible, key: String) -> String? {
+        if self == .strings, let array = value.array {
+            for (index, item) in array.enumerated() where item.type != .string {
+                return "`\(key)` item \(index + 1) is \(Self.name(of: item)); each item must be a string"
+            }
+            return nil
+        }
+        let fits = switch value.type {
+        case .string: self == .string || self == .stringOrInteger || self == .strings
+        case .int: self == .integer || self == .number || self == .stringOrInteger
+        case .double: self == .number
+        case .bool: self == .boolean
+        default: false
+        }
+        return fits ? nil : "`\(key)` is \(Self.name(of: value)); it must be \(wanted)"
+    }
+
+    /// The TOML type of `value` with an article and the value itself where it is short.
+    static func name(of value: TOMLValueConvertible) -> String {
+        switch value.type {
+        case .string: "a string (\"\(value.string ?? "")\")"
+        case .int: "an integer (\(value.int.map(String.init) ?? ""))"
+        case .double: "a float (\(value.double.map { String($0) } ?? ""))"
+        case .bool: "a boolean (\(value.bool == true ? "true" : "false"))"
+        case .array: "an array"
+        case .table: "a table"
+        default: "a \(value.type)"
+        }
+    }
+}
