@@ -22,6 +22,48 @@ import Testing
         #expect(reasons == ["TLSFailed"], "\(reasons)")
     }
 
+    /// OpenSSL's own s_server offering only http/1.1 answers our ALPN h2 with alert 120
+    /// (no_application_protocol): a TLS failure of the endpoint, not minutes of "Unreachable".
+    @Test func aServerThatRefusesALPNh2StopsTheRunWithExitTwoAtOnce() throws {
+        let rig = try SendCampaignTests.Rig(rows: 100)
+        let certificate = rig.scratch.path("alpn.pem"), key = rig.scratch.path("alpn.key")
+        let made = try Command.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt",
+                                                       "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out",
+                                                       certificate, "-subj", "/CN=127.0.0.1", "-addext",
+                                                       "subjectAltName=IP:127.0.0.1", "-days", "2"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        server.arguments = ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key,
+                            "-alpn", "http/1.1", "-www"]
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        var text = ""
+        var chunk = [UInt8](repeating: 0, count: 256)
+        let fd = out.fileHandleForReading.fileDescriptor
+        while !text.contains("ACCEPT") || !text.hasSuffix("\n") {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
+        }
+        let port = try #require(text.split(separator: "\n").first { $0.hasPrefix("ACCEPT") }?.split(separator: ":").last)
+        let output = rig.scratch.path("out-alpn")
+        let started = Date()
+        let run = CampaignRun(result: try Binary.run(rig.sendArguments(endpoint: "127.0.0.1:\(port)", caFile: certificate,
+                                                                       input: rig.csv, out: output)),
+                              outDirectory: output)
+        #expect(run.result.status == 2, "\(run.result.stderr)")
+        #expect(run.result.stderr.contains("did not negotiate HTTP/2 (ALPN h2)"), "\(run.result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        try run.checkEveryRowExactlyOnce(rows: 100)
+    }
+
     @Test func aPlainHTTPEndpointBesideAWorkingOneIsDroppedWithAWarning() throws {
         let rig = try SendCampaignTests.Rig(rows: 2_000)
         let server = try PlainListener(scratch: rig.scratch)
