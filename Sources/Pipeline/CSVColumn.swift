@@ -35,13 +35,17 @@ public struct CSVHeader: Sendable, Equatable {
 public enum CSVRowProblem: Sendable, Equatable, CustomStringConvertible {
     /// A field over `CSVSource.maxFieldBytes` (64 KiB); its bytes are not kept.
     case fieldTooLarge(column: CSVColumn, bytes: Int)
+    /// The same in a column no one reads (`field` counts from 1; `name` is its header's, nil past
+    /// the header's end): DESIGN's limit is on every field of the file, so that what a row is does
+    /// not depend on which columns this run happens to use.
+    case unusedFieldTooLarge(field: Int, name: String?, bytes: Int)
     /// More or fewer fields than the header: usually an unquoted comma that shifted the columns.
     case fieldCount(found: Int, expected: Int)
 
     /// A short, stable name for `reason` in the result log.
     public var reason: String {
         switch self {
-        case .fieldTooLarge: "FieldTooLarge"
+        case .fieldTooLarge, .unusedFieldTooLarge: "FieldTooLarge"
         case .fieldCount: "FieldCountMismatch"
         }
     }
@@ -50,6 +54,8 @@ public enum CSVRowProblem: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .fieldTooLarge(let column, let bytes):
             "field \(column.headerName) is \(bytes) bytes, over the 65536-byte limit"
+        case .unusedFieldTooLarge(let field, let name, let bytes):
+            "field \(field)\(name.map { " (\($0))" } ?? "") is \(bytes) bytes, over the 65536-byte limit"
         case .fieldCount(let found, let expected):
             "row has \(found) fields, the header has \(expected) (an unquoted comma?)"
         }
