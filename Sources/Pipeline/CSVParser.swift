@@ -126,10 +126,7 @@ final class CSVParser {
     /// Out of line, so that the per-field path stays one comparison.
     @inline(never)
     private func unusedFieldTooLarge(bytes: Int) {
-        guard rowProblem == nil else { return }
-        let names = header?.names ?? []
-        let name = fieldIndex < names.count ? names[fieldIndex] : nil
-        rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, name: name, bytes: bytes)
+        if rowProblem == nil { rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, bytes: bytes) }
     }
 
     fileprivate func rowEnded() {

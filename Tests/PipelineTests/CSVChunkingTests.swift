@@ -61,8 +61,7 @@ import Testing
                     // Every field counts, the unknown column's and those past the header too.
                     if expected.problem == nil {
                         expected.problem = column.map { .fieldTooLarge(column: $0, bytes: field.count) }
-                            ?? .unusedFieldTooLarge(field: index + 1, name: index < names.count ? names[index] : nil,
-                                                    bytes: field.count)
+                            ?? .unusedFieldTooLarge(field: index + 1, bytes: field.count)
                     }
                 } else if let column {
                     expected.fields[column] = field
