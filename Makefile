@@ -82,3 +82,66 @@ clean:
 .PHONY: soak
 soak: bench-deps release
 	@python3 benchmarks/soak.py
+
+# `make install`: the release binary with the Swift runtime linked in (--static-swift-stdlib), so it
+# runs on a host without the Swift toolchain, its man page and shell completions, under
+# $(DESTDIR)$(PREFIX) as packagers expect. Built in a scratch path of its own: the static link
+# would otherwise replace `make release`'s binary. `make uninstall` removes exactly these files.
+PREFIX ?= /usr/local
+STATIC_SCRATCH ?= .build-static
+STATIC_BIN := $(STATIC_SCRATCH)/release/apns-bulk
+INSTALL_BIN := $(PREFIX)/bin/apns-bulk
+INSTALL_MAN := $(PREFIX)/share/man/man1/apns-bulk.1
+INSTALL_BASH := $(PREFIX)/share/bash-completion/completions/apns-bulk
+INSTALL_ZSH := $(PREFIX)/share/zsh/site-functions/_apns-bulk
+INSTALL_FISH := $(PREFIX)/share/fish/vendor_completions.d/apns-bulk.fish
+INSTALLED := $(INSTALL_BIN) $(INSTALL_MAN) $(INSTALL_BASH) $(INSTALL_ZSH) $(INSTALL_FISH)
+
+.PHONY: static-release install uninstall install-check
+
+# Both with the same flags: a scratch path built with other flags is rebuilt from scratch.
+static-release: deps
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product apns-bulk
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product generate-manual
+
+# The man page and completions come from the built binary itself (swift-argument-parser). The
+# blank lines of --help's paragraphs become mdoc's paragraph breaks: man warns about blank lines.
+install: static-release
+	@set -e; staged=$$(mktemp -d); trap 'rm -rf "$$staged"' EXIT; \
+	$(STATIC_SCRATCH)/release/generate-manual $(STATIC_BIN) --output-directory "$$staged" >/dev/null; \
+	sed -i 's/^$$/.Pp/' "$$staged/apns-bulk.1"; \
+	for shell in bash zsh fish; do $(STATIC_BIN) --generate-completion-script $$shell >"$$staged/$$shell"; done; \
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(dir $(INSTALL_MAN))" "$(DESTDIR)$(dir $(INSTALL_BASH))" \
+	    "$(DESTDIR)$(dir $(INSTALL_ZSH))" "$(DESTDIR)$(dir $(INSTALL_FISH))"; \
+	install -m 755 $(STATIC_BIN) "$(DESTDIR)$(INSTALL_BIN)"; \
+	install -m 644 "$$staged/apns-bulk.1" "$(DESTDIR)$(INSTALL_MAN)"; \
+	install -m 644 "$$staged/bash" "$(DESTDIR)$(INSTALL_BASH)"; \
+	install -m 644 "$$staged/zsh" "$(DESTDIR)$(INSTALL_ZSH)"; \
+	install -m 644 "$$staged/fish" "$(DESTDIR)$(INSTALL_FISH)"; \
+	echo "installed $(DESTDIR)$(INSTALL_BIN), its man page and bash/zsh/fish completions"
+
+uninstall:
+	@for file in $(INSTALLED); do rm -f "$(DESTDIR)$$file"; done; echo "removed $(DESTDIR)$(INSTALL_BIN), its man page and completions"
+
+# Installs into a temporary DESTDIR and checks what a host without Swift would see: no Swift
+# library in `ldd`, the binary runs with an empty environment and, where `unshare` may hide the
+# toolchain's directory (root), with that directory gone; then `uninstall` leaves nothing behind.
+install-check:
+	@set -e; dest=$$(mktemp -d); trap 'rm -rf "$$dest"' EXIT; \
+	$(MAKE) --no-print-directory install DESTDIR="$$dest" >/dev/null; \
+	bin="$$dest$(INSTALL_BIN)"; toolchain=$$(dirname "$$(dirname "$$(realpath "$(SWIFT)")")"); \
+	if ldd "$$bin" | grep -E "libswift|libFoundation|libdispatch|$$toolchain"; then \
+	  echo "install-check: $$bin still loads the Swift runtime (above)" >&2; exit 1; fi; \
+	env -i PATH=/usr/bin:/bin "$$bin" --version >/dev/null; \
+	if unshare --mount true 2>/dev/null; then \
+	  empty=$$(mktemp -d); \
+	  unshare --mount sh -c "mount --bind '$$empty' '$$toolchain' && env -i PATH=/usr/bin:/bin '$$bin' gen --rows 3 --out '$$dest/c.csv.zst'" >/dev/null; \
+	  rmdir "$$empty"; hidden=" and with $$toolchain hidden"; \
+	fi; \
+	for file in $(INSTALLED); do test -s "$$dest$$file" || { echo "install-check: $$file missing" >&2; exit 1; }; done; \
+	bash -n "$$dest$(INSTALL_BASH)"; grep -q mock-server "$$dest$(INSTALL_ZSH)"; \
+	if command -v man >/dev/null; then warnings=$$(MANWIDTH=80 man -l "$$dest$(INSTALL_MAN)" 2>&1 >/dev/null); \
+	  test -z "$$warnings" || { echo "install-check: man: $$warnings" >&2; exit 1; }; fi; \
+	$(MAKE) --no-print-directory uninstall DESTDIR="$$dest" >/dev/null; \
+	left=$$(find "$$dest" -type f ! -name c.csv.zst); test -z "$$left" || { echo "install-check: uninstall left $$left" >&2; exit 1; }; \
+	echo "install-check: the installed apns-bulk runs without the Swift toolchain's libraries$$hidden; uninstall removes it all"

@@ -114,9 +114,13 @@ final class CSVParser {
             if fieldIndex == requiredFieldIndex && count > 0 { requiredSeen = true }
             return
         }
-        guard fieldIndex < columnOfField.count else { return }
-        let column = columnOfField[fieldIndex]
-        guard column >= 0 else { return }
+        let column = fieldIndex < columnOfField.count ? columnOfField[fieldIndex] : -1
+        // A column not in use (unknown, or past the header's end) keeps no bytes, but DESIGN's
+        // 64 KiB limit holds for every field: only its length is looked at.
+        guard column >= 0 else {
+            if count > Self.maxFieldBytes { unusedFieldTooLarge(bytes: count) }
+            return
+        }
         if count > Self.maxFieldBytes {
             if rowProblem == nil, let known = CSVColumn(rawValue: column) {
                 rowProblem = .fieldTooLarge(column: known, bytes: count)
@@ -124,6 +128,12 @@ final class CSVParser {
             return
         }
         batch.append(bytes, count: count, column: column)
+    }
+
+    /// Out of line, so that the per-field path stays one comparison.
+    @inline(never)
+    private func unusedFieldTooLarge(bytes: Int) {
+        if rowProblem == nil { rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, bytes: bytes) }
     }
 
     fileprivate func rowEnded() {

@@ -28,7 +28,7 @@ public struct InputStop: Sendable, Equatable {
         RowResult(row: row, deviceToken: [], outcome: .aborted, reason: Self.reason)
     }
 
-    /// One line for stderr.
+    /// One line of the summary `send` prints.
     public var message: String {
         "reading the input stopped at line \(line): \(error.description). The rows before it were sent; "
             + "the row there is recorded aborted (InputError), the rest of the input was not read."

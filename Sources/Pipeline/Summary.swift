@@ -1,4 +1,5 @@
-/// What a run amounted to: summary.json (keys are a contract, DESIGN.md) and a human text for stderr.
+/// What a run amounted to: summary.json (keys are a contract, DESIGN.md) and a human text, which
+/// `send` prints on stdout.
 /// Built by the writer thread from every final record.
 public struct Summary: Sendable {
     /// Data rows in the input (from the prescan or the reader's count).
@@ -106,7 +107,8 @@ public struct Summary: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// A few lines for stderr: counts by outcome, the top reasons, rate and latency.
+    /// A few lines for stdout, where cron mails them: counts by outcome, the top reasons, rate and
+    /// latency.
     public var humanText: String {
         var lines: [String] = []
         let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }

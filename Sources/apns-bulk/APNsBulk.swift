@@ -50,12 +50,17 @@ struct RunFailure: Error {
     static func usage(_ message: String) -> RunFailure { RunFailure(message: message, status: 1) }
 }
 
-func writeStandardError(_ text: String) {
+func writeStandardError(_ text: String) { writeAll(text, to: 2) }
+
+func writeStandardOutput(_ text: String) { writeAll(text, to: 1) }
+
+/// Straight to the descriptor, unbuffered: nothing is left in a buffer by an exit that follows.
+private func writeAll(_ text: String, to descriptor: Int32) {
     var bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
         let written = bytes.withUnsafeMutableBytes { buffer in
-            write(2, buffer.baseAddress! + offset, buffer.count - offset)
+            write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         }
         if written <= 0 { break }
         offset += written

@@ -5,7 +5,9 @@ import Pipeline
 struct GenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gen",
-        abstract: "Write a synthetic campaign CSV (optionally .csv.zst) for demos and benchmarks.")
+        abstract: "Write a synthetic campaign CSV (optionally .csv.zst) for demos and benchmarks.",
+        // ArgumentParser prints a usage line unwrapped: the generated one would be 210 columns.
+        usage: "apns-bulk gen --rows <rows> --out <out> [<options>]")
 
     @Option(help: "Number of data rows.") var rows: Int
     @Option(help: "Output file: F.csv, or F.csv.zst for zstd.") var out: String

@@ -7,7 +7,7 @@ import Transport
 /// The mock APNs server's flags, shared by `apns-bulk mock-server` and `send --endpoint mock`
 /// (whose job-file `[mock]` table is parsed with `MockServerOptions.parse([...])`).
 struct MockServerOptions: ParsableArguments {
-    @Option(help: "Address to listen on, HOST:PORT (port 0 picks a free port).")
+    @Option(help: "Address to listen on, HOST:PORT; port 0 picks a free port.")
     var listen = "127.0.0.1:0"
 
     @Option(name: .customLong("tls-cert"), help: "Server certificate chain (PEM). Without it, an ephemeral CA issues one.")
@@ -22,10 +22,10 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM).")
     var verifyKeyFile: String?
 
-    @Option(name: .customLong("key-id"), help: "The key id provider tokens must carry (with --verify-key-file).")
+    @Option(name: .customLong("key-id"), help: "With --verify-key-file: the key id tokens must carry.")
     var keyID: String?
 
-    @Option(name: .customLong("team-id"), help: "The team id provider tokens must carry (with --verify-key-file).")
+    @Option(name: .customLong("team-id"), help: "With --verify-key-file: the team id tokens must carry.")
     var teamID: String?
 
     @Option(name: .customLong("topic"), help: "A bundle id served (repeatable); its push-type suffixes are allowed too.")
@@ -55,7 +55,7 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("too-many-requests"), help: "Rate (0...1) of 429 TooManyRequests.")
     var tooManyRequests = 0.0
 
-    @Option(name: .customLong("refuse-streams"), help: "Rate (0...1) of RST_STREAM(REFUSED_STREAM).")
+    @Option(name: .customLong("refuse-streams"), help: "Rate (0...1) of streams reset with REFUSED_STREAM.")
     var refuseStreams = 0.0
 
     @Option(name: .customLong("goaway-after"), help: "Send GOAWAY (Shutdown) after each connection's N-th request.")
@@ -70,7 +70,7 @@ struct MockServerOptions: ParsableArguments {
     @Flag(name: .customLong("throttle-after-errors"), help: "Drop a connection to one stream after a rejected notification.")
     var throttleAfterErrors = false
 
-    @Option(help: "Seed of the random faults (a fault is a function of seed, device token and attempt).")
+    @Option(help: "Seed of the random faults: a fault is a function of seed, device token and attempt.")
     var seed: UInt64 = 0
 
     @Option(name: .customLong("client-ca"), help: "Require client certificates issued by this CA (certificate mode).")
@@ -79,7 +79,7 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("stats-out"), help: "Write counters as JSON here when the server stops.")
     var statsOut: String?
 
-    @Option(name: .customLong("record-out"), help: "Record one JSON line per request here (zstd, .jsonl.zst).")
+    @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
     var recordOut: String?
 
     /// The configuration these flags describe, with every file read. Throws `RunFailure.usage`

@@ -10,23 +10,34 @@ struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a campaign: one notification per CSV row, every row ending in one recorded outcome.",
+        // Paragraphs without line breaks of their own: --help wraps them to the terminal's width.
+        // Lists are short lines, so that no width splits an item.
         discussion: """
-            Writes results.jsonl.zst, dead-tokens.csv and summary.json to --out.
-            Exit status: 0 finished (every row delivered, unregistered, bad_token, failed or rejected);
-            1 bad input or configuration, nothing sent; 2 aborted (credentials refused, a run-level
-            misconfiguration, a signal); 3 finished but some rows gave up.
-            --endpoint mock runs an APNs emulator in this process, so a campaign can be rehearsed
-            with no Apple account (a fresh signing key is made when none is given).
-            An --out that holds a campaign is never overwritten: without --resume the
-            run stops (exit 1). After a crash, kill, reboot or SIGTERM, run the same
-            command plus --resume: it checks the input is the same file, skips every
-            row results.jsonl.zst records (rows recorded aborted are sent again),
-            sends the rest and appends to the same log; dead-tokens.csv and
-            summary.json then cover the whole campaign, and summary.json's
-            resent_after_crash counts the rows sent again whose answer may have
-            arrived before a crash (an upper bound). --resume on a finished campaign
-            says so and exits 0; on a directory with no campaign it starts one.
-            It needs --input to be a regular file (.csv or .csv.zst), not a pipe.
+            Writes results.jsonl.zst, dead-tokens.csv and summary.json to --out, and a \
+            summary of the run to stdout. Progress and diagnostics go to stderr.
+
+            Exit status:
+              0  finished: every row delivered, unregistered, bad_token,
+                 failed or rejected
+              1  bad input or configuration; nothing was sent
+              2  aborted: credentials refused, a run-level misconfiguration,
+                 or a signal
+              3  finished, but some rows gave up
+
+            --endpoint mock runs an APNs emulator in this process, so that a campaign \
+            can be rehearsed with no Apple account. A fresh signing key is made when \
+            none is given.
+
+            An --out that holds a campaign is never overwritten: without --resume, \
+            the run stops with exit 1. After a crash, kill, reboot or SIGTERM, run \
+            the same command plus --resume. It checks that the input is the same \
+            file, skips every row that results.jsonl.zst records, sends the rest and \
+            appends to the same log; rows recorded aborted are sent again. Then \
+            dead-tokens.csv and summary.json cover the whole campaign, and \
+            summary.json's resent_after_crash counts the rows sent again whose answer \
+            may have arrived before a crash, an upper bound. --resume on a finished \
+            campaign says so and exits 0; on a directory with no campaign it starts \
+            one. It needs --input to be a regular file (.csv or .csv.zst), not a pipe.
             """
     )
 
@@ -39,13 +50,13 @@ struct SendCommand: ParsableCommand {
     var noPrescan = false
 
     // Run-level headers; a row's own columns override them.
-    @Option(help: "apns-topic: the app's bundle id (with the push type's suffix where it needs one).")
+    @Option(help: "apns-topic: the app's bundle id, with the suffix its push type needs, if any.")
     var topic: String?
     @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...).")
     var pushType: String?
-    @Option(help: "apns-priority: 10, 5 or 1 (default 10; 5 for background).")
+    @Option(help: "apns-priority: 10, 5 or 1. Default: 10, or 5 for background.")
     var priority: String?
-    @Option(help: "apns-expiration, epoch seconds (0: deliver once, do not store).")
+    @Option(help: "apns-expiration in epoch seconds; 0 delivers once and stores nothing.")
     var expiration: String?
     @Option(name: .customLong("collapse-id"), help: "apns-collapse-id, at most 64 bytes.")
     var collapseID: String?
@@ -71,9 +82,9 @@ struct SendCommand: ParsableCommand {
     var endpoint: [String] = []
     @Option(help: "Connections in all, spread across endpoints and their addresses.")
     var connections = 4
-    @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection (the server may allow fewer).")
+    @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection; the server may allow fewer.")
     var maxStreams = 1000
-    @Option(help: "Reactor threads (default: one per core this process may use).")
+    @Option(help: "Reactor threads. Default: one per core this process may use.")
     var threads: Int?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
@@ -89,7 +100,7 @@ struct SendCommand: ParsableCommand {
     var reconnectBaseMs = 500
     @Option(name: .customLong("reconnect-max-ms"), help: "Longest reconnect backoff.")
     var reconnectMaxMs = 30_000
-    @Option(name: .customLong("abort-after"), help: "Stop after this many identical refusals in a row of a run-wide value (--topic, --push-type, --priority, --expiration: TopicDisallowed, BadTopic, ...). A row's own column refused fails that row only.")
+    @Option(name: .customLong("abort-after"), help: "Refusals in a row of a run-wide value, such as TopicDisallowed for --topic, after which the rows that use that value are not sent but recorded aborted. A row's own column refused fails that row only.")
     var abortAfter = 1
     @Option(name: .customLong("unreachable-timeout"), help: "Seconds with every endpoint unreachable before the rest gives up.")
     var unreachableTimeout = 120.0
@@ -99,7 +110,7 @@ struct SendCommand: ParsableCommand {
     var pingInterval = 60.0
 
     // Output
-    @Option(help: "Output directory (default ./apns-bulk-out/<UTC timestamp>/).")
+    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/.")
     var out: String?
     @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
     var progress: ProgressChoice = .auto
@@ -166,16 +177,19 @@ struct SendCommand: ParsableCommand {
         if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
     }
 
+    /// The run's summary goes to stdout, where a script or cron (which mails it) reads the result
+    /// even with stderr, the progress and diagnostics, sent elsewhere or discarded.
     private func report(_ result: Campaign.Result, outputDirectory: String) {
         let summary = result.summary
+        var text = ""
         if resume && summary.carriedRows > 0 && summary.carriedRows == summary.rows {
-            writeStandardError("the campaign in \(outputDirectory) is already finished: every one of its \(summary.rows) rows has a record; nothing was sent\n")
+            text += "the campaign in \(outputDirectory) is already finished: every one of its \(summary.rows) rows has a record; nothing was sent\n"
         }
-        var text = summary.humanText
+        text += summary.humanText
         if let cause = result.stopCause { text += "stopped: \(cause.message)\n" }
         text += "results:     \(outputDirectory)/results.jsonl.zst\n"
         text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
         text += "summary:     \(outputDirectory)/summary.json\n"
-        writeStandardError(text)
+        writeStandardOutput(text)
     }
 }

@@ -6,6 +6,9 @@ struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract: "Print one provider token (JWT, ES256) for APNs token authentication.",
+        // ArgumentParser prints a usage line unwrapped: this one fits 80 columns.
+        usage: "apns-bulk token --key-file <key-file> --key-id <key-id>\n"
+            + "--team-id <team-id> [--issued-at <issued-at>]",
         discussion: "Prints the token alone on one line. It is a credential for an hour: do not log it."
     )
 

@@ -15,7 +15,7 @@ import Testing
         let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
         let seconds = Date().timeIntervalSince(started)
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("127.0.0.1 answered in plain HTTP, not TLS"), "\(run.result.stderr)")
+        #expect((run.result.stdout + run.result.stderr).contains("127.0.0.1 answered in plain HTTP, not TLS"), "\(run.result.stderr)")
         #expect(seconds < 10, "reported within seconds, not after --unreachable-timeout")
         try run.checkEveryRowExactlyOnce(rows: 200)
         let reasons = Set(try run.records.compactMap { $0["reason"] as? String })
@@ -59,7 +59,7 @@ import Testing
                                                                        input: rig.csv, out: output)),
                               outDirectory: output)
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("did not negotiate HTTP/2 (ALPN h2)"), "\(run.result.stderr)")
+        #expect((run.result.stdout + run.result.stderr).contains("did not negotiate HTTP/2 (ALPN h2)"), "\(run.result.stderr)")
         #expect(Date().timeIntervalSince(started) < 10)
         try run.checkEveryRowExactlyOnce(rows: 100)
     }

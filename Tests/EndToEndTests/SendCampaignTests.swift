@@ -66,6 +66,7 @@ import Testing
             // Kept next to the output directory: a crash's backtrace is what a failing test should show.
             _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
             process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
+            process.standardOutput = FileHandle.nullDevice
             try process.run()
             Thread.sleep(forTimeInterval: seconds)
             kill(process.processIdentifier, signal)
@@ -107,6 +108,33 @@ import Testing
         for line in expected where line.count > 1 {
             #expect(byToken[line[0]] == Int64(line[1]), "timestamp of \(line[0])")
         }
+    }
+
+    /// `send ... 2>/dev/null` (a cron line that keeps only what it mails) still prints the summary;
+    /// the progress line stays on stderr.
+    @Test func theSummaryGoesToStdoutSoDiscardingStderrKeepsIt() throws {
+        let rig = try Rig(rows: 400, unregisteredRate: 0.05)
+        let mock = try rig.mock()
+        let out = rig.scratch.path("out-stdout")
+        var arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        arguments[arguments.firstIndex(of: "--progress")! + 1] = "always"
+        let quoted = ([Binary.url.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let discarded = try Command.run("/bin/sh", ["-c", quoted.joined(separator: " ") + " 2>/dev/null"])
+        let run = CampaignRun(result: discarded, outDirectory: out)
+        try run.checkEveryRowExactlyOnce(rows: 400)
+        let unregistered = try run.summary["unregistered"] as? Int ?? -1
+        #expect(discarded.status == 0)
+        #expect(discarded.stdout.contains("400 rows: delivered \(400 - unregistered), unregistered \(unregistered)"),
+                "\(discarded.stdout)")
+        #expect(discarded.stdout.contains("summary:     \(out)/summary.json"), "\(discarded.stdout)")
+
+        let both = try rig.send(mock, ["--progress", "always"])
+        mock.stop()
+        #expect(both.result.status == 0, "\(both.result.stderr)")
+        #expect(both.result.stdout.contains("400 rows: "), "\(both.result.stdout)")
+        #expect(!both.result.stderr.contains("400 rows: "), "the summary is printed once, on stdout")
+        #expect(!both.result.stderr.isEmpty, "the progress line stays on stderr")
+        #expect(!both.result.stdout.contains("\r"), "no progress on stdout")
     }
 
     @Test func goawayMidFlightResendsTheUnprocessedStreams() throws {
@@ -167,7 +195,7 @@ import Testing
         #expect(try run.summary["delivered"] as? Int == 1500)
         let retried = try run.records.filter { ($0["attempts"] as? Int ?? 0) > 1 }
         #expect(retried.count > 100)
-        #expect(run.result.stderr.contains("\(retried.count) rows needed more than one request"))
+        #expect(run.result.stdout.contains("\(retried.count) rows needed more than one request"), "the summary, on stdout")
     }
 
     @Test func maxAttemptsEndsInGaveUpWithExitThree() throws {
@@ -253,7 +281,7 @@ import Testing
         let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("InvalidProviderToken"))
+        #expect(run.result.stdout.contains("InvalidProviderToken"), "\(run.result.stdout)")
         try run.checkEveryRowExactlyOnce(rows: 1000)
         let summary = try run.summary
         #expect(summary["delivered"] as? Int == 0)
@@ -271,7 +299,7 @@ import Testing
         let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("TopicDisallowed"))
+        #expect(run.result.stdout.contains("TopicDisallowed"), "\(run.result.stdout)")
         try run.checkEveryRowExactlyOnce(rows: 1000)
         let summary = try run.summary
         // The first 19 refusals fail their rows; the 20th stops the run, and it and every row not
@@ -338,7 +366,7 @@ import Testing
         let run = CampaignRun(result: try Binary.run(arguments), outDirectory: out)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("TLS"))
+        #expect(run.result.stdout.contains("TLS"), "\(run.result.stdout)")
         try run.checkEveryRowExactlyOnce(rows: 300)
     }
 

@@ -129,6 +129,34 @@ import Testing
         #expect(try run.summary["rows"] as? Int == 0)
     }
 
+    @Test func aFieldOverSixtyFourKiBInAColumnNotInUseRejectsItsRowAndTheRunGoesOn() throws {
+        let rig = try SendCampaignTests.Rig(rows: 1)
+        let notes = String(repeating: "n", count: 70_000)
+        var lines = ["device_token,payload,notes"]
+        for row in 1...6 {
+            let token = String(format: "%064x", row)
+            lines.append(row == 3 ? "\(token),\(Self.field(Self.payload)),\(notes)"
+                         : row == 5 ? "\(token),\(Self.field(Self.payload)),x,\"\(notes)\""  // past the header's end
+                         : "\(token),\(Self.field(Self.payload)),x")
+        }
+        let input = try rig.scratch.write("notes.csv", lines.joined(separator: "\n") + "\n")
+        let mock = try rig.mock()
+        let run = try rig.send(mock, input: input)
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 6)
+        for record in try run.records {
+            let row = record["row"] as? Int ?? 0
+            if row == 3 || row == 5 {
+                #expect(record["outcome"] as? String == "rejected", "row \(row)")
+                #expect(record["reason"] as? String == "FieldTooLarge", "row \(row)")
+            } else {
+                #expect(record["outcome"] as? String == "delivered", "row \(row): \(record)")
+            }
+        }
+        #expect(try mock.stats()["requests"] as? Int == 4, "the two rejected rows were never sent")
+    }
+
     @Test func runLevelFlagErrorsStopBeforeSending() throws {
         let rig = try SendCampaignTests.Rig(rows: 10)
         let mock = try rig.mock()

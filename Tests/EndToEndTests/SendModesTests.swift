@@ -123,7 +123,7 @@ import Testing
         let run = try rig.send(mock)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("environment"))
+        #expect(run.result.stdout.contains("environment"), "\(run.result.stdout)")
         try run.checkEveryRowExactlyOnce(rows: 600)
         let summary = try run.summary
         #expect((summary["bad_token"] as? Int ?? 0) >= 100)

@@ -161,7 +161,7 @@ import Testing
         let run = try rig.send(mock, ["--no-prescan"], input: input)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
-        #expect(run.result.stderr.contains("line 15001"), "\(run.result.stderr)")
+        #expect(run.result.stdout.contains("line 15001"), "\(run.result.stdout)")
         #expect(!run.result.stderr.contains("Stack dump"))
         try run.checkEveryRowExactlyOnce(rows: 15_000)
         let summary = try run.summary

@@ -55,12 +55,16 @@ import Testing
             if !last || below(2) == 0 { campaign.text += below(3) == 0 ? [0x0D, 0x0A] : [0x0A] }
 
             var expected = ExpectedRow(number: number, problem: nil, fields: [:])
-            for (index, column) in columns.enumerated() {
-                guard let column, index < count else { continue }
-                if fields[index].count > CSVSource.maxFieldBytes {
-                    if expected.problem == nil { expected.problem = .fieldTooLarge(column: column, bytes: fields[index].count) }
-                } else {
-                    expected.fields[column] = fields[index]
+            for (index, field) in fields.enumerated() {
+                let column = index < columns.count ? columns[index] : nil
+                if field.count > CSVSource.maxFieldBytes {
+                    // Every field counts, the unknown column's and those past the header too.
+                    if expected.problem == nil {
+                        expected.problem = column.map { .fieldTooLarge(column: $0, bytes: field.count) }
+                            ?? .unusedFieldTooLarge(field: index + 1, bytes: field.count)
+                    }
+                } else if let column {
+                    expected.fields[column] = field
                 }
             }
             if expected.problem == nil && count != names.count {

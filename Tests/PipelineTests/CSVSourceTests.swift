@@ -97,6 +97,30 @@ import Testing
         #expect(rows[2].string(.payload) == "{}")
     }
 
+    @Test func aFieldOverSixtyFourKiBInAColumnNotInUseIsFlaggedToo() throws {
+        let directory = try TemporaryDirectory()
+        let big = String(repeating: "n", count: 65537)
+        let exact = String(repeating: "m", count: 65536)
+        let path = try directory.write("c.csv", """
+            device_token,notes,payload
+            t1,"\(big)",{}
+            t2,\(exact),{}
+            t3,x,{},"\(big)"
+            t4,x,{}
+
+            """)
+        let rows = try rows(path, chunkSize: 8192)
+        #expect(rows.count == 4)
+        #expect(rows[0].problem == .unusedFieldTooLarge(field: 2, bytes: 65537))
+        #expect(rows[0].problem?.reason == "FieldTooLarge")
+        #expect(rows[0].problem?.description == "field 2 (a column not in use) is 65537 bytes, over the 65536-byte limit")
+        #expect(rows[0].string(.payload) == "{}")
+        #expect(rows[1].problem == nil)
+        // Past the header's end: the size is found before the field count, and named first.
+        #expect(rows[2].problem == .unusedFieldTooLarge(field: 4, bytes: 65537))
+        #expect(rows[3].problem == nil)
+    }
+
     @Test func aRowWithTheWrongFieldCountIsFlaggedNotFatal() throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("c.csv", "device_token,payload\nt1,\"{\"\"a\"\":1}\"\nt2\nt3,{},extra\nt4,{}")
