@@ -39,13 +39,22 @@ public final class CSVSource {
         self.path = file.path
         parser = CSVParser(path: file.path, keepsFields: true)
         chunk.reserveCapacity(chunkSize)
-        while parser.header == nil {
-            guard try file.read(into: &chunk, limit: chunkSize) else {
-                try parser.finish()
-                finished = true
-                break
+        do {
+            while parser.header == nil {
+                guard try file.read(into: &chunk, limit: chunkSize) else {
+                    try parser.finish()
+                    finished = true
+                    break
+                }
+                try parser.parse(chunk)
             }
-            try parser.parse(chunk)
+        } catch {
+            // A bad line in the chunk that completed the header is a bad line like any later one
+            // (found by fuzzing): the rows before it are handed out first, whatever the chunk size.
+            guard parser.header != nil, error != .interrupted(path: file.path) else { throw error }
+            stoppedAt = InputStop(error: error, fallback: parser.lineReached)
+            pendingError = error
+            finished = true
         }
         guard let header = parser.header else {
             throw file.bytesRead == 0 ? .empty(path: file.path) : .noHeader(path: file.path)
@@ -60,7 +69,7 @@ public final class CSVSource {
     /// it are handed out first, `stoppedAt` says where, and the next call throws. A stop request
     /// while waiting on a stream throws `.interrupted` and sets no `stoppedAt`.
     public func nextBatch() throws(InputFileError) -> CSVBatch? {
-        if let pendingError { throw pendingError }
+        if let pendingError, parser.pendingRows == 0 { throw pendingError }
         do {
             while parser.pendingRows == 0 && !finished {
                 if try file.read(into: &chunk, limit: chunkSize) {
