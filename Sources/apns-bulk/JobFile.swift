@@ -55,6 +55,9 @@ enum JobFile {
         guard let text = String(data: data, encoding: .utf8) else {
             throw RunFailure.usage("--config \(path): the job file is not UTF-8 text")
         }
+        if let line = TOMLHeaderCheck.firstUnreadableHeader(in: Array(data)) {
+            throw RunFailure.usage("--config \(path): line \(line): a table header must start with a key: [name] or [\"quoted name\"]")
+        }
         do {
             let table = try TOMLTable(string: text)
             return table.keys.compactMap { key in table[key].map { (key, $0) } }
