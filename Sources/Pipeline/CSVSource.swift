@@ -51,7 +51,7 @@ public final class CSVSource {
         } catch {
             // A bad line in the chunk that completed the header is a bad line like any later one
             // (found by fuzzing): the rows before it are handed out first, whatever the chunk size.
-            guard parser.header != nil, error != .interrupted(path: file.path) else { throw error }
+            guard Self.isBadLineAfterHeader(error, parser: parser) else { throw error }
             stoppedAt = InputStop(error: error, fallback: parser.lineReached)
             pendingError = error
             finished = true
@@ -61,6 +61,17 @@ public final class CSVSource {
         }
         if requiresTopic && !header.has(.topic) { throw .noTopicColumn(path: file.path) }
         self.header = header
+    }
+
+    /// Whether `error`, thrown while the header was being read, is about a line after a good header
+    /// (the header's own errors, and a NUL byte in it, still refuse the input).
+    private static func isBadLineAfterHeader(_ error: InputFileError, parser: CSVParser) -> Bool {
+        guard let header = parser.header, parser.error == nil else { return false }
+        switch error {
+        case .binary: return !header.names.contains { $0.utf8.contains(0) }
+        case .malformedQuoting, .unclosedQuote, .fieldTooLong: return true
+        default: return false
+        }
     }
 
     /// The next batch of rows (one read chunk's worth), or nil at the end of the file.

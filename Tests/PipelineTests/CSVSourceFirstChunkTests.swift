@@ -61,3 +61,25 @@ import Testing
         #expect(large.stop?.line == 3)
     }
 }
+
+/// What the first fix above got wrong, found by the fuzzer in its next run: what is wrong with the
+/// header itself must still refuse the input, even when rows follow it in the same chunk.
+@Suite struct CSVSourceHeaderErrorTests {
+    @Test(arguments: [
+        ("device_to\u{FFFD}ken,payload\nab,{}\ncd,{}\n", "no device_token column"),
+        ("device_token,payload,payload\nab,{},{}\n", "payload"),
+        ("device_token,pay\0load\nab,{}\n", "NUL"),
+    ])
+    func aBadHeaderRefusesTheInputWhateverTheChunk(text: String, message: String) throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("c.csv", text)
+        for chunk in [3, 256 * 1024] {
+            #expect(throws: InputFileError.self, "chunk \(chunk)") { _ = try CSVSource(path: path, chunkSize: chunk) }
+            do {
+                _ = try CSVSource(path: path, chunkSize: chunk)
+            } catch {
+                #expect(error.description.contains(message), "chunk \(chunk): \(error)")
+            }
+        }
+    }
+}
