@@ -55,8 +55,8 @@ enum JobFile {
         guard let text = String(data: data, encoding: .utf8) else {
             throw RunFailure.usage("--config \(path): the job file is not UTF-8 text")
         }
-        if let line = TOMLHeaderCheck.firstUnreadableHeader(in: Array(data)) {
-            throw RunFailure.usage("--config \(path): line \(line): a table header must start with a key: [name] or [\"quoted name\"]")
+        if let line = TOMLParserGuard.firstLineThatCrashesTheParser(in: Array(data)) {
+            throw RunFailure.usage("--config \(path): line \(line): not TOML: a table header must start with a key ([name] or [\"quoted name\"]), and an array holds values, not a '}'")
         }
         do {
             let table = try TOMLTable(string: text)

@@ -1,13 +1,15 @@
-/// Finds the table headers that would crash the TOML parser. toml++ as TOMLKit 0.6 bundles it
-/// aborts the process (an assertion, in release builds too) on a header whose key starts with
-/// neither a bare-key character nor a quote, such as `[:x]`, `[[[a]]]` or a `[` ending its line
-/// (fixed upstream in toml++ pull request 301). Found by fuzzing the job-file reader.
+/// Finds what would crash the TOML parser. toml++ as TOMLKit 0.6 bundles it aborts the process
+/// (an assertion, in release builds too) on a table header whose key starts with neither a
+/// bare-key character nor a quote, such as `[:x]`, `[[[a]]]` or a `[` ending its line (fixed
+/// upstream in toml++ pull request 301), and on a `}` where an array expects a value (`[ }`,
+/// `[1, }`). Both found by fuzzing the job-file reader.
 ///
 /// A small lexer over the bytes: strings (all four kinds), comments and the brackets of values are
 /// skipped, so only a `[` that begins a line outside any value is taken for a header, as toml++ does.
-enum TOMLHeaderCheck {
-    /// The 1-based line of the first header toml++ cannot start reading, or nil.
-    static func firstUnreadableHeader(in text: [UInt8]) -> Int? {
+enum TOMLParserGuard {
+    /// The 1-based line of the first header toml++ cannot start reading, or of a `}` inside an
+    /// array; nil when there is neither.
+    static func firstLineThatCrashesTheParser(in text: [UInt8]) -> Int? {
         var lexer = Lexer(text: text)
         return lexer.run()
     }
@@ -20,7 +22,7 @@ enum TOMLHeaderCheck {
         init(text: [UInt8]) { self.text = text }
 
         mutating func run() -> Int? {
-            var valueDepth = 0
+            var open: [UInt8] = []  // the brackets and braces of values, innermost last
             var lineStart = true
             var inHeader = false
             while index < text.count {
@@ -40,15 +42,17 @@ enum TOMLHeaderCheck {
                     continue
                 case doubleQuote, singleQuote:
                     skipString(byte)
-                case openBracket where lineStart && valueDepth == 0:
+                case openBracket where lineStart && open.isEmpty:
                     if !headerKeyStartsWell(after: index) { return line }
                     inHeader = true
                     index += 1
                 case openBracket, openBrace:
-                    if !inHeader { valueDepth += 1 }
+                    if !inHeader { open.append(byte) }
                     index += 1
+                case closeBrace where open.last == openBracket:
+                    return line
                 case closeBracket, closeBrace:
-                    if !inHeader { valueDepth = max(0, valueDepth - 1) }
+                    if !inHeader, !open.isEmpty { open.removeLast() }
                     index += 1
                 default:
                     index += 1
