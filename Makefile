@@ -109,10 +109,12 @@ fuzz: fuzz-build
 
 # `make sanitize`: the whole test suite under AddressSanitizer (with LeakSanitizer), then under
 # ThreadSanitizer, each in its own scratch path (sanitized objects would otherwise replace the
-# normal build's). Fuzz/lsan-suppressions.txt says why each suppressed leak is not ours.
+# normal build's). Fuzz/lsan-suppressions.txt and Fuzz/tsan-suppressions.txt say why each
+# suppressed report is not a bug of ours.
 sanitize: test-deps
 	SWIFT_BACKTRACE=enable=no $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="suppressions=$(CURDIR)/Fuzz/lsan-suppressions.txt" \
 	  $(SWIFT) test --sanitize=address --scratch-path .build-asan
 	SWIFT_BACKTRACE=enable=no $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+	SWIFT_BACKTRACE=enable=no TSAN_OPTIONS="suppressions=$(CURDIR)/Fuzz/tsan-suppressions.txt" \
+	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
