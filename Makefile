@@ -145,3 +145,48 @@ install-check:
 	$(MAKE) --no-print-directory uninstall DESTDIR="$$dest" >/dev/null; \
 	left=$$(find "$$dest" -type f ! -name c.csv.zst); test -z "$$left" || { echo "install-check: uninstall left $$left" >&2; exit 1; }; \
 	echo "install-check: the installed apns-bulk runs without the Swift toolchain's libraries$$hidden; uninstall removes it all"
+
+# `make fuzz`: each libFuzzer target of Fuzz/ (see Fuzz/README.md) for FUZZ_SECONDS, one after the
+# other, from its committed seeds (Fuzz/corpus/<name>/; what a run adds goes to FUZZ_WORK, not
+# there). Fails when any of them crashes, trips ASan or breaks a property it checks; the input is
+# then FUZZ_WORK/<Fuzzer>-crash-* (replay: `Fuzz/.build/release/<Fuzzer> FILE`). Instrumented in
+# Fuzz's own scratch path: the normal build stays as it is.
+FUZZ_SECONDS ?= 60
+FUZZ_WORK ?= .build-fuzz
+FUZZERS := FuzzCSV:csv FuzzJSON:json FuzzResponse:response FuzzKeys:keys FuzzJobFile:jobfile FuzzMockRequest:mockrequest
+FUZZ_BUILD_FLAGS := -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+
+.PHONY: fuzz fuzz-build sanitize
+
+# ld.gold warns once per ASan helper symbol ("Cannot export local symbol"): harmless, filtered.
+fuzz-build: SHELL := /bin/bash
+fuzz-build: deps
+	set -o pipefail; cd Fuzz && $(SWIFT) build $(FUZZ_BUILD_FLAGS) 2>&1 | { grep -v "Cannot export local symbol '__asan" || true; }
+
+fuzz: fuzz-build
+	@failed=""; mkdir -p $(FUZZ_WORK); \
+	for pair in $(FUZZERS); do \
+	  fuzzer=$${pair%%:*}; name=$${pair##*:}; mkdir -p $(FUZZ_WORK)/corpus/$$name; \
+	  extra=""; [ $$name = jobfile ] && extra="-detect_leaks=0"; \
+	  SWIFT_BACKTRACE=enable=no Fuzz/.build/release/$$fuzzer -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	    -rss_limit_mb=2048 -print_final_stats=1 $$extra -artifact_prefix=$(FUZZ_WORK)/$$fuzzer- \
+	    $(FUZZ_WORK)/corpus/$$name Fuzz/corpus/$$name >$(FUZZ_WORK)/$$fuzzer.log 2>&1; status=$$?; \
+	  done_line=$$(grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_WORK)/$$fuzzer.log | tail -1); \
+	  if [ $$status -eq 0 ]; then echo "fuzz: $$fuzzer: $$done_line"; \
+	  else echo "fuzz: $$fuzzer FAILED (exit $$status), log $(FUZZ_WORK)/$$fuzzer.log:"; \
+	    grep -v "Cannot export" $(FUZZ_WORK)/$$fuzzer.log | grep -E -A3 'ERROR|property failed|Test unit written' | head -20; \
+	    failed="$$failed $$fuzzer"; fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: found crashes in:$$failed" >&2; exit 1; fi
+
+# `make sanitize`: the whole test suite under AddressSanitizer (with LeakSanitizer), then under
+# ThreadSanitizer, each in its own scratch path (sanitized objects would otherwise replace the
+# normal build's). Fuzz/lsan-suppressions.txt and Fuzz/tsan-suppressions.txt say why each
+# suppressed report is not a bug of ours.
+sanitize: test-deps
+	SWIFT_BACKTRACE=enable=no $(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="suppressions=$(CURDIR)/Fuzz/lsan-suppressions.txt" \
+	  $(SWIFT) test --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no $(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	SWIFT_BACKTRACE=enable=no TSAN_OPTIONS="suppressions=$(CURDIR)/Fuzz/tsan-suppressions.txt" \
+	  $(SWIFT) test --sanitize=thread --scratch-path .build-tsan

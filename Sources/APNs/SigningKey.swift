@@ -49,6 +49,7 @@ public final class SigningKey: @unchecked Sendable {  // the EVP_PKEY is only to
         }
         do throws(SigningKeyError) {
             try Self.requireP256(key, source: source)
+            try Self.requireMatchingPublicKey(key, source: source)
         } catch {
             EVP_PKEY_free(key)
             throw error
@@ -120,6 +121,21 @@ public final class SigningKey: @unchecked Sendable {  // the EVP_PKEY is only to
         let curve = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard curve == "prime256v1" || curve == "P-256" else {
             throw .wrongCurve(source: source, curve: curve)
+        }
+    }
+}
+
+extension SigningKey {
+    /// Throws unless the public key stored in the file is the private key's own. OpenSSL takes the
+    /// stored one as it is, so a damaged file would sign tokens that no verifier made from the
+    /// same file accepts (the mock's `--verify-key-file`): found by fuzzing the key reader.
+    static func requireMatchingPublicKey(_ key: OpaquePointer, source: String) throws(SigningKeyError) {
+        guard let context = EVP_PKEY_CTX_new(key, nil) else {
+            throw .openSSL(operation: "check \(source)", detail: drainOpenSSLErrors())
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_check(context) == 1 else {
+            throw .invalidKey(source: source, detail: "its public key does not belong to its private key: \(drainOpenSSLErrors())")
         }
     }
 }

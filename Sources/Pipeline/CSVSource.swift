@@ -44,13 +44,22 @@ public final class CSVSource {
         self.path = file.path
         parser = CSVParser(path: file.path, keepsFields: true)
         chunk.reserveCapacity(chunkSize)
-        while parser.header == nil {
-            guard try file.read(into: &chunk, limit: chunkSize) else {
-                try parser.finish()
-                finished = true
-                break
+        do {
+            while parser.header == nil {
+                guard try file.read(into: &chunk, limit: chunkSize) else {
+                    try parser.finish()
+                    finished = true
+                    break
+                }
+                try parser.parse(chunk)
             }
-            try parser.parse(chunk)
+        } catch {
+            // A bad line in the chunk that completed the header is a bad line like any later one
+            // (found by fuzzing): the rows before it are handed out first, whatever the chunk size.
+            guard Self.isBadLineAfterHeader(error, parser: parser) else { throw error }
+            stoppedAt = InputStop(error: error, fallback: parser.lineReached)
+            pendingError = error
+            finished = true
         }
         guard let header = parser.header else {
             throw file.bytesRead == 0 ? .empty(path: file.path) : .noHeader(path: file.path)
@@ -59,13 +68,24 @@ public final class CSVSource {
         self.header = header
     }
 
+    /// Whether `error`, thrown while the header was being read, is about a line after a good header
+    /// (the header's own errors, and a NUL byte in it, still refuse the input).
+    private static func isBadLineAfterHeader(_ error: InputFileError, parser: CSVParser) -> Bool {
+        guard let header = parser.header, parser.error == nil else { return false }
+        switch error {
+        case .binary: return !header.names.contains { $0.utf8.contains(0) }
+        case .malformedQuoting, .unclosedQuote, .fieldTooLong: return true
+        default: return false
+        }
+    }
+
     /// The next batch of rows (one read chunk's worth), or nil at the end of the file.
     ///
     /// When a line cannot be read (possible only without the prescan), the rows completed before
     /// it are handed out first, `stoppedAt` says where, and the next call throws. A stop request
     /// while waiting on a stream throws `.interrupted` and sets no `stoppedAt`.
     public func nextBatch() throws(InputFileError) -> CSVBatch? {
-        if let pendingError { throw pendingError }
+        if let pendingError, parser.pendingRows == 0 { throw pendingError }
         do {
             while parser.pendingRows == 0 && !finished {
                 if try file.read(into: &chunk, limit: chunkSize) {

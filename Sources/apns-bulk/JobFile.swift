@@ -58,6 +58,9 @@ enum JobFile {
         guard let text = String(data: data, encoding: .utf8) else {
             throw RunFailure.usage("--config \(path): the job file is not UTF-8 text")
         }
+        if let line = TOMLParserGuard.firstLineThatCrashesTheParser(in: Array(data)) {
+            throw RunFailure.usage("--config \(path): line \(line): not TOML: a table header must start with a key ([name] or [\"quoted name\"]), and an array holds values, not a '}'")
+        }
         do {
             let table = try TOMLTable(string: text)
             return table.keys.compactMap { key in table[key].map { (key, $0) } }
