@@ -17,7 +17,7 @@ rm -rf "$ORIGIN"
 mkdir -p "$ORIGIN"
 cd "$ROOT"
 git ls-files -z --cached --others --exclude-standard -- . ':!Examples' | while IFS= read -r -d '' file; do
-    if [ -e "$file" ]; then mkdir -p "$ORIGIN/$(dirname "$file")" && cp -p "$file" "$ORIGIN/$file"; fi
+    if [ -e "$file" ]; then mkdir -p "$ORIGIN/$(dirname "$file")" && cp -pP "$file" "$ORIGIN/$file"; fi
 done
 cd "$ORIGIN"
 git init -q -b main
