@@ -27,7 +27,7 @@ extension Worker {
     /// refreshed one: it is replaced by a fresh connection, and the row is sent again at once, the
     /// first time without counting an attempt. Returns true when the row is settled here.
     func settleTokenTrouble(_ job: Job, answer: Response, on connection: ClientConnection,
-                                    response: H2Response, latency: Double) -> Bool {
+                            response: H2Response, latency: Double) -> Bool {
         switch answer.reason {
         case .expiredProviderToken:
             guard case .token(let source) = shared.configuration.authentication, let sent = job.sentToken,
@@ -37,7 +37,8 @@ extension Worker {
             if !stopping { beginStopping() }
             return true
         case .tooManyProviderTokenUpdates:
-            pool.replace(connection)
+            // A stopping run opens no connection; `retry` records the row as the stop says.
+            if !stopping { pool.replace(connection) }
             if !job.refusedTokenUpdate {
                 job.refusedTokenUpdate = true
                 job.attempts -= 1
