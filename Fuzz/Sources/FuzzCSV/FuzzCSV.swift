@@ -36,6 +36,10 @@ public func fuzzCSV(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                   "rows depend on the chunk size: \(smallChunk) bytes gave \(small), 256 KiB gave \(large)")
     }
     if case .success(let counted) = prescan {
+        // The prescan judges the CSV's structure only (as CSVRecordCounter, its differential twin,
+        // does); a header name that is not UTF-8 is refused when the reader opens the file, still
+        // before anything is sent.
+        if case .openFailed(.headerNotUTF8) = large { return 0 }
         guard case .rows(let rows, nil) = large else {
             fuzzCheck(false, "the prescan accepted the file (\(counted.rows) rows) but reading it gave \(large)")
             return 0
