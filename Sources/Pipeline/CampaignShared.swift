@@ -65,7 +65,7 @@ final class CampaignShared: Sendable {
         }
         guard first else { return }
         refusedRunWide.bitwiseOr(column.rawValue, ordering: .releasing)
-        Self.warn("stopped sending the rows that use the run's \(column.flag): APNs answered \(reason); they are "
+        warn("warning: stopped sending the rows that use the run's \(column.flag): APNs answered \(reason); they are "
                   + "recorded aborted, rows with a \(column.csvColumn) column of their own go on. Fix \(column.flag) "
                   + "and run the same command with --resume to send them.")
     }
@@ -106,14 +106,15 @@ final class CampaignShared: Sendable {
         if everywhere {
             control.stop(.tlsFailedEverywhere(detail: detail))
         } else if warn {
-            Self.warn("warning: dropped endpoint \(configuration.endpoints[endpointIndex]) for this run: \(detail)")
+            self.warn("warning: dropped endpoint \(configuration.endpoints[endpointIndex]) for this run: \(detail)")
         }
         return dropped
     }
 
-    /// A line on stderr, between progress updates.
-    static func warn(_ line: String) {
-        let bytes = Array(("\r" + line + "\n").utf8)
+    /// A line on stderr. With the progress line on, it first returns to the line's start, so the
+    /// warning replaces the progress text instead of running on after it; a log gets no stray CR.
+    func warn(_ line: String) {
+        let bytes = Array(((configuration.showProgress ? "\r" : "") + line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
