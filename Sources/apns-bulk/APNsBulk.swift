@@ -32,7 +32,8 @@ struct APNsBulk: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .success {
-                print(fullMessage(for: error))
+                // --help, help NAME and --version: help texts end with the command's examples.
+                print(HelpExamples.appended(to: fullMessage(for: error)))
                 Glibc.exit(0)
             }
             // Usage and configuration errors: status 1, as DESIGN.md says, not ArgumentParser's 64.

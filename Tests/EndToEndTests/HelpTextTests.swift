@@ -68,4 +68,29 @@ import Testing
         #expect(Self.problems("A sentence that wraps where it must, at a space between two words, so that the\n"
                               + "lines are full.") == [])
     }
+
+    /// Every help text ends with examples, and each example uses only flags of its own command:
+    /// a renamed flag cannot leave an example behind that no longer runs.
+    @Test(arguments: commands)
+    func helpEndsWithExamplesOfItsOwnFlags(command: [String]) throws {
+        let text = try Self.help(command)
+        let parts = text.components(separatedBy: "\nEXAMPLES:\n")
+        #expect(parts.count == 2, "\(command): no EXAMPLES section at the end")
+        guard parts.count == 2 else { return }
+        let examples = parts[1].split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let commands = examples.filter { $0.hasPrefix("apns-bulk") }
+        #expect((2...3).contains(commands.count), "\(command): \(commands.count) examples")
+        if let name = command.first {
+            #expect(commands.allSatisfy { $0.hasPrefix("apns-bulk \(name) ") }, "\(commands)")
+        }
+        for example in commands {
+            let name = example.split(separator: " ")[1]
+            let options = try Self.help([String(name)]).components(separatedBy: "\nEXAMPLES:\n")[0]
+            let flags = parts[1].split(separator: " ").filter { $0.hasPrefix("--") }
+            for flag in flags where example.contains(flag) {
+                let bare = flag.split(separator: "=")[0]
+                #expect(options.contains("  \(bare) ") || options.contains("  \(bare)\n"), "\(example): \(bare) is not an option of \(name)")
+            }
+        }
+    }
 }

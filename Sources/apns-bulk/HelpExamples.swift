@@ -1,0 +1,95 @@
+/// Two or three commands at the end of each subcommand's `--help`: what an operator copies and
+/// edits first. ArgumentParser prints a command's discussion before its options, so the examples
+/// are appended to its help text here, where the last thing read is something to run.
+enum HelpExamples {
+    /// By subcommand name; the root command's help (`apns-bulk --help`) uses "".
+    static let byCommand: [String: [(comment: String, command: String)]] = [
+        "": [
+            ("Rehearse a campaign against the embedded mock APNs (no Apple account):",
+             "apns-bulk send --input campaign.csv --topic com.example.app --endpoint mock"),
+            ("Send it to production with token auth:",
+             "apns-bulk send --input campaign.csv --topic com.example.app --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("Count the outcomes of a finished run:",
+             "apns-bulk report apns-bulk-out/*/results.jsonl.zst"),
+        ],
+        "send": [
+            ("Token auth, production, 8 connections; results in out/nightly:",
+             "apns-bulk send --input campaign.csv.zst --topic com.example.app --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --connections 8 --out out/nightly"),
+            ("The same after a crash or kill: skip the rows recorded, send the rest:",
+             "apns-bulk send --config nightly.toml --out out/nightly --resume"),
+            ("A rehearsal against the embedded mock with a GOAWAY every 5,000 requests:",
+             "apns-bulk send --input campaign.csv --topic com.example.app --endpoint mock --mock-option goaway-after=5000"),
+        ],
+        "mock-server": [
+            ("A mock that checks one key's tokens and serves one app; its CA in ca.pem:",
+             "apns-bulk mock-server --listen 127.0.0.1:8443 --ca-out ca.pem --verify-key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --topic com.example.app"),
+            ("A bad night: 1 % server errors, 429s and a GOAWAY every 10,000 requests:",
+             "apns-bulk mock-server --listen 127.0.0.1:8443 --ca-out ca.pem --fail 500:0.01 --too-many-requests 0.01 --goaway-after 10000"),
+        ],
+        "report": [
+            ("Totals of one run:",
+             "apns-bulk report out/nightly/results.jsonl.zst"),
+            ("Several shards' logs as one campaign, and their merged dead tokens:",
+             "apns-bulk report out/shard-*/results.jsonl.zst --dead-tokens dead.csv --json"),
+        ],
+        "token": [
+            ("A provider token for a curl test; it is a credential for an hour:",
+             "apns-bulk token --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("A token issued at a given time, to test how a server judges its age:",
+             "apns-bulk token --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --issued-at 1767225600"),
+        ],
+        "gen": [
+            ("A million rows, zstd-compressed, for a benchmark:",
+             "apns-bulk gen --rows 1000000 --out campaign.csv.zst"),
+            ("With bad rows and dead tokens, listed for the mock's --unregistered-file:",
+             "apns-bulk gen --rows 100000 --out night.csv --invalid-rate 0.01 --unregistered-rate 0.02 --unregistered-out unregistered.txt"),
+        ],
+    ]
+
+    /// `help` (ArgumentParser's text for one command) with its examples appended, or unchanged
+    /// when it is not a help text. The command is found on help's `USAGE: apns-bulk NAME` line.
+    static func appended(to help: String) -> String {
+        guard let usage = help.split(separator: "\n").first(where: { $0.hasPrefix("USAGE: apns-bulk") }) else { return help }
+        let words = usage.split(separator: " ")
+        let name = words.count > 2 && !words[2].hasPrefix("<") && !words[2].hasPrefix("[") && !words[2].hasPrefix("-")
+            ? String(words[2]) : ""
+        guard let examples = byCommand[name] else { return help }
+        var text = help.hasSuffix("\n") ? help : help + "\n"
+        text += "\nEXAMPLES:\n"
+        for example in examples {
+            text += "  # \(example.comment)\n" + wrapped(example.command)
+        }
+        return text
+    }
+
+    /// A shell command in lines of at most 80 columns, continued with a backslash and indented
+    /// further, so that it can be pasted as it stands.
+    static func wrapped(_ command: String) -> String {
+        var lines: [String] = []
+        var line = "  "
+        for word in flagsWithTheirValues(command) {
+            let candidate = line.hasSuffix(" ") ? line + word : line + " " + word
+            if candidate.count > 78, line.count > 8 {
+                lines.append(line + " \\")
+                line = "      " + word
+            } else {
+                line = candidate
+            }
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The command's words, each flag joined to its value: a line never ends between the two.
+    private static func flagsWithTheirValues(_ command: String) -> [String] {
+        var units: [String] = []
+        for word in command.split(separator: " ").map(String.init) {
+            if let last = units.last, last.hasPrefix("--"), !last.contains(" "), !word.hasPrefix("-") {
+                units[units.count - 1] = last + " " + word
+            } else {
+                units.append(word)
+            }
+        }
+        return units
+    }
+}
