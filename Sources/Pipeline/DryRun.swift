@@ -30,7 +30,8 @@ extension Campaign {
             do { try log.append(result) } catch { writeError = error.description }
         }
         do {
-            while let batch = try source.nextBatch() {
+            // A SIGINT stops the reading: the rows read so far are the summary's `rows`.
+            while !control.isStopping, let batch = try source.nextBatch() {
                 for index in batch.indices {
                     switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):
