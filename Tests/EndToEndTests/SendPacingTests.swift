@@ -36,6 +36,35 @@ import Testing
         #expect(count <= 12, "\(count) requests in one 100 ms window")
     }
 
+    /// `--spread` on a `--resume` spreads the rows still to send, not the whole campaign: a run
+    /// stopped by SIGTERM after about half its rows, resumed with `--spread 2s`, goes at half of
+    /// what the whole campaign would get, and the campaign ends with every row once.
+    @Test func spreadOnAResumeSpreadsTheRowsLeft() throws {
+        let rig = try SendCampaignTests.Rig(rows: 200)
+        let mock = try rig.mock()
+        defer { mock.stop() }
+        let out = rig.scratch.path("out-resume-spread")
+        let arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        let first = Process()
+        first.executableURL = Binary.url
+        first.arguments = arguments + ["--rate", "100"]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        Thread.sleep(forTimeInterval: 1)
+        kill(first.processIdentifier, SIGTERM)
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 2)
+        let stopped = try CampaignRun(result: Binary.Result(status: 2, stdout: "", stderr: ""), outDirectory: out).summary
+        let left = 200 - (stopped["delivered"] as? Int ?? 0)
+        try #require(left > 20 && left < 180, "\(left) rows left after the stop")
+
+        let resumed = CampaignRun(result: try Binary.run(arguments + ["--resume", "--spread", "2s"]), outDirectory: out)
+        #expect(resumed.result.status == 0, "\(resumed.result.stderr)")
+        try resumed.checkEveryRowExactlyOnce(rows: 200)
+        #expect(try resumed.summary["rate_per_s"] as? Double == Double(left) / 2)
+    }
+
     /// A job file's `rate` paces the run like the flag.
     @Test func aJobFileRateIsThePace() throws {
         let rig = try SendCampaignTests.Rig(rows: 60)
