@@ -54,6 +54,11 @@ public final class Campaign: Sendable {
         /// `configuration.resume` with rows from memory: a resume reads its input again, and
         /// rows from memory cannot be read again.
         case resumeNeedsFile
+        /// `spreadSeconds` with no row count to spread: no prescan (a stream, `prescan` off) or
+        /// rows from a sequence that is not a collection.
+        case spreadNeedsRowCount
+        /// `dryRun` with `resume`: a dry run sends nothing, so there is nothing to continue.
+        case dryRunCannotResume
 
         /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
@@ -67,6 +72,11 @@ public final class Campaign: Sendable {
             case .resumeNeedsFile:
                 "resume needs the campaign's input file (it reads it again and skips the rows already recorded); "
                     + "rows from memory cannot be resumed: leave `resume` off, or give another output directory"
+            case .spreadNeedsRowCount:
+                "--spread picks the rate from the number of rows, and this input's rows are not counted before "
+                    + "sending (a stream or --no-prescan): give --rate N instead, or a regular file with the prescan on"
+            case .dryRunCannotResume:
+                "--dry-run sends nothing, so there is no campaign to resume: leave --resume off (or --dry-run, to send)"
             }
         }
     }
@@ -84,6 +94,8 @@ public final class Campaign: Sendable {
         let expectedRows: Int?
         let source: CSVSource
         let claim: CampaignDirectory.Claim
+        if configuration.dryRun && configuration.resume { throw SetupError.dryRunCannotResume }
+        if configuration.spreadSeconds != nil && !configuration.prescan { throw SetupError.spreadNeedsRowCount }
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
             if configuration.prescan {
@@ -100,15 +112,20 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
+        if configuration.dryRun { return try dryRun(source, expectedRows: expectedRows, claim: claim) }
         return try send(source, expectedRows: expectedRows, claim: claim)
     }
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
     func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
-        let configuration = claim.configuration
+        var configuration = claim.configuration
+        if configuration.spreadSeconds != nil && expectedRows == nil { throw SetupError.spreadNeedsRowCount }
         let directory: CampaignDirectory
         do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
+        if let spread = configuration.spreadSeconds, let rows = expectedRows {
+            configuration.rate = PacerDuration.rate(rows: rows - (directory.resumed?.done.count ?? 0), seconds: spread)
+        }
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
@@ -117,7 +134,7 @@ public final class Campaign: Sendable {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
-                                      onOutcome: onOutcome)
+                                      onOutcome: onOutcome, pace: configuration.rate)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
@@ -150,6 +167,7 @@ public final class Campaign: Sendable {
         summary.elapsedSeconds = ProgressLine.seconds(finishedAt - startedAt)
         summary.connections = configuration.connections
         summary.endpoints = configuration.endpoints.map(\.description)
+        (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
         let cause = control.stopCause
         summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
         let summaryPath = configuration.outputDirectory + "/summary.json"

@@ -65,6 +65,15 @@ public struct CampaignConfiguration: Sendable {
     public var resume = false
     /// Draw the progress line on stderr (the writer thread, at most a few times a second).
     public var showProgress = false
+    /// `--rate`: requests per second at most for the whole run (retries count), spread evenly
+    /// across it; nil sends as fast as APNs answers.
+    public var rate: Double?
+    /// `--spread`: seconds the campaign should take; the run picks `rate` from the rows it has to
+    /// send (the prescan's count, less those a resume skips). Needs the prescan.
+    public var spreadSeconds: Double?
+    /// `--dry-run`: read and check every row as a run would, open no connection, write the result
+    /// files with the rejected rows and the count that would be sent.
+    public var dryRun = false
     /// Seeds the jitter of retries and reconnects. Drawn from the system's random source
     /// (getrandom) for every configuration, so the processes, shards and pods of one campaign do
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.

@@ -18,6 +18,8 @@ final class CampaignShared: Sendable {
     let decoder: RowDecoder
     /// What the rows not yet done become when the run stops.
     let stop: RunStop
+    /// `--rate` (or the rate `--spread` chose): nil for a run as fast as APNs answers.
+    let pacer: Pacer?
 
     private let readyConnections = Atomic<Int>(0)
     private let endpoints: Mutex<[EndpointHealth]>
@@ -45,6 +47,7 @@ final class CampaignShared: Sendable {
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
                              auth: configuration.authentication.kind)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
+        pacer = configuration.rate.map { Pacer(rate: $0) }
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
     }
 

@@ -8,9 +8,12 @@ final class ProgressLine {
     private let startedAt: ContinuousClock.Instant
     private var lastDrawn: ContinuousClock.Instant
     private let interactive = isatty(2) == 1
+    /// `--rate` (or `--spread`'s rate): shown beside the rate reached, so a slow run reads as paced.
+    private let pace: Double?
 
-    init(expectedRows: Int?, startedAt: ContinuousClock.Instant) {
+    init(expectedRows: Int?, startedAt: ContinuousClock.Instant, pace: Double? = nil) {
         self.expectedRows = expectedRows
+        self.pace = pace
         self.startedAt = startedAt
         lastDrawn = startedAt
     }
@@ -30,6 +33,7 @@ final class ProgressLine {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         var text = expectedRows.map { "\(done)/\($0) rows" } ?? "\(done) rows"
         text += "  \(Int(rate))/s"
+        if let pace { text += " (paced at \(PacerDuration.text(rate: pace))/s)" }
         let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
         if !parts.isEmpty { text += "  " + parts.joined(separator: " ") }
         if let expected = expectedRows, rate > 0, done < expected {

@@ -33,7 +33,7 @@ final class ResultWriter: @unchecked Sendable {
     /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
-         onOutcome: Campaign.OutcomeHandler? = nil) throws {
+         onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil) throws {
         self.onOutcome = onOutcome
         let resumed = directory?.resumed
         campaignDirectory = directory
@@ -54,7 +54,7 @@ final class ResultWriter: @unchecked Sendable {
             deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
             summary = Summary(rows: expectedRows ?? 0)
         }
-        progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt) : nil
+        progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace) : nil
     }
 
     /// Runs on the writer thread until every row is recorded.

@@ -30,6 +30,12 @@ public struct Summary: Sendable {
     /// `--resume`: rows sent again after crashes whose answer may have arrived before the crash,
     /// over the whole campaign (an upper-bound estimate; README, "Resuming a campaign").
     public var resentAfterCrash = 0
+    /// `--rate`, or the rate `--spread` chose (`rate_per_s`); nil for an unpaced run.
+    public var rate: Double?
+    /// `--spread`, in seconds (`spread_s`).
+    public var spreadSeconds: Double?
+    /// `--dry-run`: the rows that passed every check and would be sent (`would_send`); nil for a real run.
+    public var wouldSend: Int?
 
     /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
@@ -46,8 +52,9 @@ public struct Summary: Sendable {
         if record.attempts > 1 || record.retriedAfterConnectionLoss { retriedRows += 1 }
     }
 
-    /// The accounting invariant: every row ended in exactly one outcome.
-    public var accountingHolds: Bool { counts.accountsFor(rows: rows) }
+    /// The accounting invariant: every row ended in exactly one outcome (a dry run's rows that
+    /// would be sent have none: they are counted in `wouldSend`).
+    public var accountingHolds: Bool { counts.accountsFor(rows: rows - (wouldSend ?? 0)) }
 
     /// Rows APNs answered with a final status (delivered, unregistered, bad_token, failed) per
     /// second of this run (a resumed run's rate leaves the earlier runs' answers out).
@@ -99,6 +106,18 @@ public struct Summary: Sendable {
         JSONText.appendInteger(Int64(exitStatus), to: &out)
         out.append(contentsOf: ",\n  \"resent_after_crash\": ".utf8)
         JSONText.appendInteger(Int64(resentAfterCrash), to: &out)
+        if let rate {
+            // Not appendDecimal's three places: 1 row over 2 hours is 0.000139/s.
+            out.append(contentsOf: ",\n  \"rate_per_s\": \(rate)".utf8)
+        }
+        if let spreadSeconds {
+            out.append(contentsOf: ",\n  \"spread_s\": ".utf8)
+            JSONText.appendDecimal(spreadSeconds, to: &out)
+        }
+        if let wouldSend {
+            out.append(contentsOf: ",\n  \"dry_run\": true,\n  \"would_send\": ".utf8)
+            JSONText.appendInteger(Int64(wouldSend), to: &out)
+        }
         if let inputStop {
             out.append(contentsOf: ",\n  \"input_stopped_at_line\": ".utf8)
             JSONText.appendInteger(Int64(inputStop.line), to: &out)
@@ -112,6 +131,9 @@ public struct Summary: Sendable {
     public var humanText: String {
         var lines: [String] = []
         let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
+        if let wouldSend {
+            lines.append("dry run: nothing was sent and no connection was opened; \(wouldSend) rows would be sent")
+        }
         lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
@@ -119,9 +141,12 @@ public struct Summary: Sendable {
             lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
         }
         if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
-        lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
-                     + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
-                     + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")
+        if wouldSend == nil {
+            lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
+                         + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
+                         + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")
+        }
+        if let rate { lines.append("paced at \(PacerDuration.text(rate: rate))/s" + (spreadSeconds == nil ? " (--rate)" : " (--spread)")) }
         if let inputStop { lines.append(inputStop.message) }
         if !accountingHolds { lines.append("ACCOUNTING MISMATCH: \(rows) rows but \(counts.total) outcomes") }
         return lines.joined(separator: "\n") + "\n"

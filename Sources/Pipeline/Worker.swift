@@ -28,6 +28,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) private var waitingForWork = false
     @exclusivity(unchecked) private(set) var stopping = false
     @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
     /// `shared.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
@@ -115,7 +116,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     // MARK: - Pulling work
 
-    private func fillAll() {
+    func fillAll() {
         for slot in pool.slots where slot.isReady { fill(slot) }
     }
 
@@ -132,7 +133,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         if !settingsAccepted { settingsAccepted = shared.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
         let refused = shared.refusedRunWide.load(ordering: .acquiring)
-        while connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
+        var permits = shared.pacer.map { $0.take(upTo: connection.freeStreamSlots, now: Reactor.monotonicNanoseconds()) } ?? .max
+        while permits > 0, connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
               let job = nextJob(for: slot) {
             if refused != 0, abortIfRefused(job, refused: refused) { continue }
             guard submit(job, on: connection, templates: templates) else {
@@ -142,8 +144,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             // Moved in, not copied: while its request is out the table is the job's only owner.
             inFlight.insert(consume job)
             submitted = true
+            permits &-= 1
         }
         if submitted { connection.flush() }
+        if let pacer = shared.pacer { paced(pacer, unused: permits, on: connection) }
     }
 
     private func nextJob(for slot: ConnectionSlot) -> Job? {

@@ -86,6 +86,10 @@ struct SendCommand: ParsableCommand {
     var maxStreams = 1000
     @Option(help: "Reactor threads. Default: one per core this process may use.")
     var threads: Int?
+    @Option(help: "At most this many notifications per second for the whole run, retries included, spread evenly across it (e.g. 500 or 0.5). Default: as fast as APNs answers.")
+    var rate: Double?
+    @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate.")
+    var spread: String?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
 
@@ -116,6 +120,8 @@ struct SendCommand: ParsableCommand {
     var progress: ProgressChoice = .auto
     @Flag(help: "Continue the campaign in --out after a crash: skip the rows it has recorded, send the rest.")
     var resume = false
+    @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
+    var dryRun = false
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
     var config: String?
 

@@ -52,6 +52,7 @@ struct SendSetup {
         var mock: EmbeddedMock?
         for name in endpointNames {
             if name == "mock" {
+                if command.dryRun { continue }  // a dry run connects to nothing: no mock to start
                 if mock == nil {
                     mock = try EmbeddedMock.start(options: command.mockOptions, signingKey: signingKey,
                                                   keyID: tokenSource?.keyID.value, teamID: tokenSource?.teamID.value,
@@ -98,6 +99,9 @@ struct SendSetup {
         configuration.unreachableTimeoutSeconds = command.unreachableTimeout
         configuration.responseTimeoutSeconds = command.responseTimeout
         configuration.pingIntervalSeconds = command.pingInterval
+        try Self.pace(command, configuration: &configuration)
+        if command.dryRun { try Self.checkDryRun(command, tokenSource: tokenSource, key: signingKey, identity: identity) }
+        configuration.dryRun = command.dryRun
         switch command.progress {
         case .always: configuration.showProgress = true
         case .never: configuration.showProgress = false

@@ -1,0 +1,73 @@
+/// `--dry-run`: every row read and checked by the same `RowDecoder` as a real run (same
+/// rejections, same reasons), on the calling thread, with no reactor, no DNS lookup and no
+/// connection. The result files are a real run's, less what only APNs could say:
+/// results.jsonl.zst holds the rejected rows' records (rows that would be sent get none: their
+/// outcome would be APNs'), dead-tokens.csv only its header, and summary.json `would_send`.
+/// campaign.json is not written: the directory is no campaign to `--resume`.
+extension Campaign {
+    func dryRun<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+        let configuration = claim.configuration
+        let directory = configuration.outputDirectory
+        let log: ResultLog
+        do {
+            try OutputFile.createDirectory(directory)
+            log = try ResultLog(path: CampaignDirectory.logPath(directory))
+            try DeadTokenReport(path: CampaignDirectory.deadTokensPath(directory)).close()
+        } catch {
+            throw SetupError.output(path: directory, detail: "\(error)")
+        }
+        let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
+                                 auth: configuration.authentication.kind)
+        let startedAt = ContinuousClock.now
+        let progress = configuration.showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
+        var summary = Summary(rows: 0)
+        var wouldSend = 0
+        var lastRow = 0
+        var writeError: String?
+        func record(_ result: consuming RowResult) {
+            summary.add(result)
+            guard writeError == nil else { return }
+            do { try log.append(result) } catch { writeError = error.description }
+        }
+        do {
+            // A SIGINT stops the reading: the rows read so far are the summary's `rows`.
+            while !control.isStopping, let batch = try source.nextBatch() {
+                for index in batch.indices {
+                    switch decoder.decode(batch, at: index) {
+                    case .rejected(let reason):
+                        record(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                         outcome: .rejected, reason: reason))
+                    case .send:
+                        wouldSend += 1
+                    }
+                }
+                lastRow = batch.numbers.last ?? lastRow
+                summary.rows = summary.counts.total + wouldSend
+                let now = ContinuousClock.now
+                if writeError == nil { do { try log.flushIfDue(now: now) } catch { writeError = error.description } }
+                progress?.update(done: summary.rows, counts: summary.counts, now: now)
+            }
+        } catch {
+            // Only without the prescan can a line fail mid-file: as in a real run, the row at it
+            // is aborted (InputError) and the rest cannot be read.
+            if let stop = source.stoppedAt { record(stop.record(row: lastRow + 1)) }
+        }
+        do { try log.close() } catch { if writeError == nil { writeError = error.description } }
+        if let writeError { control.stop(.outputFailed(detail: "cannot write the result files: \(writeError)")) }
+        progress?.finish(done: summary.counts.total + wouldSend, counts: summary.counts)
+
+        summary.rows = summary.counts.total + wouldSend
+        summary.wouldSend = wouldSend
+        summary.inputStop = source.stoppedAt
+        summary.elapsedSeconds = ProgressLine.seconds(ContinuousClock.now - startedAt)
+        summary.connections = configuration.connections
+        summary.endpoints = configuration.endpoints.map(\.description)
+        let cause = control.stopCause
+        summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
+        do { try OutputFile.write(Array(summary.json.utf8), to: directory + "/summary.json") } catch {
+            throw SetupError.output(path: directory, detail: error.description)
+        }
+        withExtendedLifetime(claim.lock) {}
+        return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import MockAPNs
+import Testing
+@testable import Pipeline
+
+/// `rate` and `spreadSeconds` against real mock servers over TLS, with the mocks' own record of
+/// when each request arrived (`recordOutPath`): the pace is measured where APNs would see it.
+@Suite(.serialized) struct PacingCampaignTests {
+    /// Arrival times (ms) of every request the mocks recorded, sorted; the mocks are stopped first
+    /// so that their records are complete.
+    private static func arrivals(_ mocks: MockEndpoints, records: [String]) throws -> [Int] {
+        for server in mocks.servers { _ = try server.stop() }
+        var times: [Int] = []
+        for path in records {
+            // A mock that got no request may leave an empty file: no frame, no record.
+            guard let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size > 0 else { continue }
+            let decoded = try runTool(["zstd", "-dc", "-q", path])
+            try #require(decoded.status == 0, "\(decoded.stderr)")
+            for line in String(decoding: decoded.stdout, as: UTF8.self).split(separator: "\n") {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                times.append(try #require(object?["time_ms"] as? Int))
+            }
+        }
+        return times.sorted()
+    }
+
+    /// The most arrivals inside any window of `width` ms.
+    private static func busiest(_ times: [Int], width: Int) -> Int {
+        var best = 0, first = 0
+        for last in times.indices {
+            while times[last] - times[first] >= width { first += 1 }
+            best = max(best, last - first + 1)
+        }
+        return best
+    }
+
+    /// Two mocks, each recording its requests to a file in `directory`.
+    private static func recordingMocks(_ directory: TemporaryDirectory,
+                                       _ configure: (inout MockAPNsConfiguration) -> Void = { _ in })
+        throws -> (MockEndpoints, [String]) {
+        let paths = [directory.path("mock-a.jsonl.zst"), directory.path("mock-b.jsonl.zst")]
+        let configurations = paths.map { path in
+            var configuration = MockAPNsConfiguration()
+            configuration.recordOutPath = path
+            configure(&configuration)
+            return configuration
+        }
+        return (try MockEndpoints(configurations), paths)
+    }
+
+    /// 300 rows at 200/s over four connections on two reactor threads: one pace for all of them.
+    /// Arrival jitter on loopback can bring one request into a window early: one more is allowed.
+    @Test func aPacedCampaignSendsNoMoreThanTheRateInAnyWindow() throws {
+        let directory = try TemporaryDirectory()
+        let (mocks, records) = try Self.recordingMocks(directory)
+        let run = try InProcessCampaign.run(rows: 300, mocks: mocks) { configuration in
+            configuration.rate = 200
+            configuration.connections = 4
+            configuration.reactorThreads = 2
+        }
+        #expect(run.records.allSatisfy { $0.outcome == .delivered })
+        #expect(run.result.summary.elapsedSeconds >= 1.4, "300 rows at 200/s take about 1.5 s")
+        #expect(run.result.summary.rate == 200)
+        #expect(run.result.summary.json.contains("\"rate_per_s\": 200.0"))
+        let times = try Self.arrivals(mocks, records: records)
+        #expect(times.count == 300)
+        let burst = Pacer(rate: 200).burst
+        #expect(Self.busiest(times, width: 100) <= 20 + burst + 1, "a burst in some 100 ms window")
+        #expect(Self.busiest(times, width: 1000) <= 200 + burst + 1)
+    }
+
+    /// Every request counts, retries too: 100 rows of which 50 are answered 429 once make 150
+    /// requests, which at 100/s take about 1.5 s, not the 1 s the rows alone would.
+    @Test func retriesCountTowardTheRate() throws {
+        let directory = try TemporaryDirectory()
+        let (mocks, records) = try Self.recordingMocks(directory) { configuration in
+            for row in stride(from: 2, through: 100, by: 2) {
+                configuration.scripted[InProcessCampaign.token(row)] = .init(status: 429, reason: "TooManyRequests", times: 1)
+            }
+        }
+        let run = try InProcessCampaign.run(rows: 100, mocks: mocks) { configuration in
+            configuration.rate = 100
+            configuration.retryBaseMilliseconds = 1
+            configuration.retryMaxMilliseconds = 2
+        }
+        #expect(run.records.allSatisfy { $0.outcome == .delivered })
+        #expect(run.records.filter { $0.attempts == 2 }.count == 50)
+        let times = try Self.arrivals(mocks, records: records)
+        #expect(times.count == 150)
+        #expect(run.result.summary.elapsedSeconds >= 1.4, "150 requests at 100/s take about 1.5 s")
+        #expect(Self.busiest(times, width: 100) <= 10 + Pacer(rate: 100).burst + 1)
+    }
+
+    /// `spreadSeconds` 2 over 200 rows: 100/s, and the run takes about two seconds.
+    @Test func spreadPicksTheRateFromTheRowCount() throws {
+        let directory = try TemporaryDirectory()
+        let (mocks, _) = try Self.recordingMocks(directory)
+        let run = try InProcessCampaign.run(rows: 200, mocks: mocks) { configuration in
+            configuration.spreadSeconds = 2
+        }
+        #expect(run.result.summary.rate == 100)
+        #expect(run.result.summary.spreadSeconds == 2)
+        let elapsed = run.result.summary.elapsedSeconds
+        #expect(elapsed >= 1.8 && elapsed < 3.5, "took \(elapsed) s")
+    }
+
+    /// With no prescan there is no row count to spread: refused before anything is sent.
+    @Test func spreadWithoutThePrescanIsRefusedBeforeSending() throws {
+        let directory = try TemporaryDirectory()
+        let (mocks, records) = try Self.recordingMocks(directory)
+        #expect(throws: Campaign.SetupError.self) {
+            _ = try InProcessCampaign.run(rows: 10, mocks: mocks) { configuration in
+                configuration.spreadSeconds = 2
+                configuration.prescan = false
+            }
+        }
+        #expect(try Self.arrivals(mocks, records: records).isEmpty)
+    }
+}
