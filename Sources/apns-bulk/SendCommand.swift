@@ -89,6 +89,14 @@ struct SendCommand: ParsableCommand {
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
 
+    // Apple's retired binary provider API (issue 15)
+    @Option(name: .customLong("protocol"), help: "http2 (APNs today) or binary: Apple's binary provider API, retired in 2021, for gateways and relays that still speak it. Binary needs certificate auth; production and sandbox then mean gateway(.sandbox).push.apple.com:2195.")
+    var wireProtocol: WireProtocolChoice = .http2
+    @Option(name: .customLong("binary-quiet-ms"), help: "With --protocol binary: a notification with no error response for this many milliseconds is taken as accepted; rows sent within it when a connection closes without an error response are sent again.")
+    var binaryQuietMs = 1000
+    @Option(name: .customLong("binary-window"), help: "With --protocol binary: notifications per connection sent and not yet known good, at most.")
+    var binaryWindow = 10_000
+
     // Retries and stopping
     @Option(name: .customLong("max-attempts"), help: "Attempts per row before it gives up.")
     var maxAttempts = 5
@@ -125,6 +133,7 @@ struct SendCommand: ParsableCommand {
     var mockOptions: [String] = []
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
+    enum WireProtocolChoice: String, ExpressibleByArgument { case http2, binary }
 
     /// `--connections -1` becomes `--connections=-1`: the parser takes an argument that starts
     /// with '-' for a flag and would say "Missing value for '--connections'", where the value is
