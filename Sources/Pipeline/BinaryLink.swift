@@ -19,6 +19,10 @@ final class BinaryLink {
     var stream: TLSStream?
     /// When the stream became ready (monotonic nanoseconds), for the reconnect schedule.
     var readyAt: UInt64?
+    /// The gateway has shown it takes our notifications on this connection (one was known good):
+    /// only then does the connection count as ready for the run. A refused client certificate
+    /// shows only after the handshake (TLS 1.3), so the handshake alone proves nothing.
+    var proven = false
     /// An error response arrived (the gateway closes after it): nothing more goes out here, and
     /// its end is not a silent close.
     var answeredWithError = false
@@ -43,6 +47,7 @@ final class BinaryLink {
         self.stream = stream
         readyAt = now
         answeredWithError = false
+        proven = false
         received.removeAll()
         nextIdentifier = 1
     }

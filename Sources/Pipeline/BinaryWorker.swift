@@ -191,10 +191,19 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     }
 
     func delivered(_ sent: BinaryLink.Sent, on link: BinaryLink) {
+        proved(link)
         let job = sent.job
         finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .delivered, status: 0,
                          attempts: job.attempts, endpoint: link.slot.endpointLabel,
                          retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+    }
+
+    /// The link's gateway took a notification: the connection counts as ready for the run.
+    func proved(_ link: BinaryLink) {
+        guard !link.proven, link.stream != nil else { return }
+        link.proven = true
+        link.slot.isReady = true
+        shared.noteConnectionReady(endpointIndex: link.slot.endpointIndex)
     }
 
     // MARK: - Recording

@@ -50,8 +50,6 @@ extension BinaryWorker {
             case .success(let stream):
                 guard !closing else { return stream.close() }
                 link.opened(stream, at: Reactor.monotonicNanoseconds())
-                link.slot.isReady = true
-                shared.noteConnectionReady(endpointIndex: link.slot.endpointIndex)
                 stream.start(onBytes: { [unowned self] bytes in received(Array(bytes), on: link, from: stream) },
                              onEnd: { [unowned self] end in ended(link, stream: stream, end: end) })
                 fill(link)
@@ -83,6 +81,7 @@ extension BinaryWorker {
     /// An error response: what came before the identifier it names was processed, it was refused
     /// (or, for status 10, was the last one processed), and what came after it was discarded.
     private func settle(_ response: LegacyErrorResponse, on link: BinaryLink) {
+        proved(link)
         let (before, failed, after) = link.split(at: response.identifier)
         for sent in before { delivered(sent, on: link) }
         if let failed {
@@ -147,6 +146,14 @@ extension BinaryWorker {
         link.stream = nil
         let readyFor = link.readyAt.map { Duration.nanoseconds(Int64(clamping: Reactor.monotonicNanoseconds() &- $0)) }
         link.readyAt = nil
+        var dropped = false
+        if case .tlsFailed(let error) = end, !link.proven {
+            // TLS failing before the gateway took anything: a refused certificate, a wrong CA
+            // are configuration errors, as for HTTP/2 (`CampaignShared.noteConnectionFailure`).
+            let failure = ClientConnectionError.tls(error)
+            dropped = shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: failure.description,
+                                                   configurationError: failure.isConfigurationError)
+        }
         if !link.answeredWithError {
             let now = Reactor.monotonicNanoseconds()
             let cutoff = now > quietNanoseconds ? now - quietNanoseconds : 0
@@ -157,6 +164,7 @@ extension BinaryWorker {
         }
         // An error response or a close by the gateway is an orderly end: replace at once.
         let orderly = link.answeredWithError || end == .peerClosed
+        if dropped { return }
         scheduleReconnect(link, after: slot.reconnects.connectionEnded(readyFor: readyFor, answered: orderly, graceful: orderly))
     }
 

@@ -10,7 +10,10 @@ public final class TLSStream: ReactorHandler {
         case peerClosed
         /// We closed it (`close()`, or `finish()` once the output drained).
         case closedByUs
-        /// Reading or writing failed; the text says how.
+        /// TLS failed (e.g. the server refused our client certificate, which TLS 1.3 reports
+        /// only after the handshake, on the first read).
+        case tlsFailed(TLSError)
+        /// Reading or writing failed otherwise; the text says how.
         case failed(String)
     }
 
@@ -67,8 +70,20 @@ public final class TLSStream: ReactorHandler {
             reactor.setInterest(done ? .readable : [.readable, .writable], for: fd)
             if done && finishing { halfClose() }
         } catch {
-            end(.failed(error.description))
+            writeFailed(error)
         }
+    }
+
+    /// A write failed: the peer may have said why before it closed (a TLS alert, such as a refused
+    /// client certificate, or its last words: a gateway's error response), so what arrived is
+    /// read and delivered first, and a read failure names the end when there is one.
+    private func writeFailed(_ error: TLSError) {
+        do {
+            _ = try session.readAvailable { bytes in if !ended { onBytes?(bytes) } }
+        } catch let readError as TLSError {
+            return end(.tlsFailed(readError))
+        } catch {}
+        end(.tlsFailed(error))
     }
 
     /// Sends what is queued, then half-closes, reads on (handing the peer's bytes to `onBytes`)
@@ -100,6 +115,8 @@ public final class TLSStream: ReactorHandler {
         do {
             let status = try session.readAvailable { bytes in if !ended { onBytes?(bytes) } }
             if status == .closed { end(.peerClosed) }
+        } catch let error as TLSError {
+            end(.tlsFailed(error))
         } catch {
             end(.failed("\(error)"))
         }

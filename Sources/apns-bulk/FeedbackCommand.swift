@@ -8,9 +8,11 @@ struct FeedbackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feedback",
         abstract: "Read the retired feedback service's dead tokens into a dead-tokens.csv.",
+        usage: "apns-bulk feedback --out <out> --cert-file <cert-file>\n"
+            + "       --cert-key-file <key-file> [--endpoint <endpoint>] [<options>]",
         discussion: """
-            Connects with the client certificate, reads every tuple the service sends (the time \
-            APNs found the app gone and the device token) until it closes, and writes them to \
+            Connects with the client certificate, reads every tuple the service sends until it \
+            closes, each the time APNs found the app gone and a device token, and writes them to \
             --out in dead-tokens.csv's columns: reason Unregistered, status empty, unregistered_at \
             from the tuple, row empty. An --out that exists is merged as `report` merges: one line \
             per token, the latest unregistered_at kept. A tuple cut off at the end is reported on \
@@ -21,8 +23,9 @@ struct FeedbackCommand: ParsableCommand {
             """
     )
 
-    @Option(help: "production, sandbox or HOST:PORT (production: feedback.push.apple.com:2196).")
-    var endpoint = "production"
+    @Option(name: .customLong("endpoint"), help: "production, the default, is feedback.push.apple.com:2196; sandbox is feedback.sandbox.push.apple.com:2196; or HOST:PORT.")
+    var endpointChoice: String?
+    var endpoint: String { endpointChoice ?? "production" }
     @Option(name: .customLong("cert-file"), help: "The client certificate (PEM).")
     var certFile: String?
     @Option(name: .customLong("cert-key-file"), help: "The certificate's private key (PEM).")
@@ -35,8 +38,9 @@ struct FeedbackCommand: ParsableCommand {
     var caFile: String?
     @Option(help: "The dead-token list to write, or to merge into when it exists.")
     var out: String
-    @Option(help: "Seconds to wait for the service to send everything and close.")
-    var timeout = 60.0
+    @Option(name: .customLong("timeout"), help: "Seconds to wait for the service to send everything and close. Default: 60.")
+    var timeoutChoice: Double?
+    var timeout: Double { timeoutChoice ?? 60 }
 
     func run() throws {
         let target: Endpoint

@@ -9,7 +9,7 @@ struct MockServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mock-server",
         abstract: "Run a mock APNs server that validates requests as APNs does and injects faults on demand.",
-        discussion: "Prints `listening HOST:PORT` on stdout once it accepts connections (then `binary listening HOST:PORT` and `feedback listening HOST:PORT` for the retired protocols, when asked for). Stop it with SIGINT or SIGTERM."
+        discussion: "Prints `listening HOST:PORT` on stdout once it accepts connections, then `binary listening HOST:PORT` and `feedback listening HOST:PORT` for the retired protocols' listeners when asked for. Stop it with SIGINT or SIGTERM."
     )
 
     @OptionGroup var options: MockServerOptions

@@ -82,7 +82,7 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
     var recordOut: String?
 
-    @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway (command-2 frames, client certificates from --client-ca) at HOST:PORT.")
+    @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca.")
     var legacyBinaryListen: String?
 
     @Option(name: .customLong("feedback-listen"), help: "Also run Apple's retired feedback service at HOST:PORT: it sends the --unregistered-file tokens as feedback tuples.")
@@ -98,9 +98,10 @@ struct MockServerOptions: ParsableArguments {
     var binaryCloseAfter: Int?
 
     @Option(name: .customLong("feedback-cut-bytes"), help: "Feedback service: leave this many bytes off the end, so the last tuple arrives truncated.")
-    var feedbackCutBytes = 0
+    var feedbackCutBytesChoice: Int?
+    var feedbackCutBytes: Int { feedbackCutBytesChoice ?? 0 }
 
-    @Option(name: .customLong("binary-record-out"), help: "Binary gateway: write one JSON line per frame received (accepted, refused or discarded) here when the server stops.")
+    @Option(name: .customLong("binary-record-out"), help: "Binary gateway: when the server stops, write one JSON line per frame received to this file: accepted, refused or discarded.")
     var binaryRecordOut: String?
 
     /// The retired protocols' listeners and faults (issue 15), checked like the other flags.

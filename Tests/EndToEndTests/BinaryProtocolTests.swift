@@ -92,6 +92,35 @@ import Testing
         #expect(try mock.record().compactMap { $0["device_token"] as? String } == [good])
     }
 
+    @Test func aGatewayThatRefusesTheClientCertificateStopsTheRunWithExitTwo() throws {
+        let rig = try SendCampaignTests.Rig(rows: 40)
+        let mock = try LegacyMockProcess(scratch: rig.scratch)
+        // A certificate from a CA the gateway does not know (another name: OpenSSL finds a CA by
+        // its name, and a namesake's wrong signature ends in another alert).
+        let stranger = (certificate: rig.scratch.path("stranger.crt"), key: rig.scratch.path("stranger.key"))
+        let strangerCA = (certificate: rig.scratch.path("stranger-ca.crt"), key: rig.scratch.path("stranger-ca.key"))
+        for step in [["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", strangerCA.key,
+                      "-out", strangerCA.certificate, "-days", "1", "-subj", "/CN=Stranger CA"],
+                     ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", stranger.key,
+                      "-out", rig.scratch.path("stranger.csr"), "-subj", "/CN=Apple Push Services: com.example.app"],
+                     ["x509", "-req", "-in", rig.scratch.path("stranger.csr"), "-CA", strangerCA.certificate, "-CAkey",
+                      strangerCA.key, "-CAcreateserial", "-out", stranger.certificate, "-days", "1"]] {
+            let made = try Command.run("/usr/bin/openssl", step)
+            try #require(made.status == 0, "openssl \(step[0]): \(made.stderr)")
+        }
+        let out = rig.scratch.path("out")
+        let run = CampaignRun(result: try Binary.run(["send", "--protocol", "binary", "--input", rig.csv, "--endpoint", mock.binaryEndpoint,
+                                                     "--ca-file", mock.caFile, "--cert-file", stranger.certificate,
+                                                     "--cert-key-file", stranger.key, "--progress", "never", "--out", out]),
+                              outDirectory: out)
+        mock.stop()
+        #expect(run.result.status == 2, "\(run.result.stderr)")
+        #expect(run.result.stdout.contains("refused the client certificate"))
+        try run.checkEveryRowExactlyOnce(rows: 40)
+        #expect(try run.records.allSatisfy { $0["outcome"] as? String == "aborted" })
+        #expect(try mock.record().isEmpty)
+    }
+
     @Test func tokenAuthWithTheBinaryProtocolStopsBeforeAnythingIsSent() throws {
         let rig = try SendCampaignTests.Rig(rows: 10)
         let out = rig.scratch.path("out")
