@@ -192,7 +192,10 @@ public final class Campaign: Sendable {
         var handles: [WorkerHandle] = []
         for index in 0..<threads {
             let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
-            handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(Worker(reactor: reactor, shared: shared, index: index))))
+            let worker: any CampaignWorker = configuration.wireProtocol == .binary
+                ? BinaryWorker(reactor: reactor, shared: shared, index: index)
+                : Worker(reactor: reactor, shared: shared, index: index)
+            handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(worker)))
         }
         let assignments = ConnectionPool.assignments(connections: configuration.connections,
                                                      endpoints: configuration.endpoints.count, threads: threads)

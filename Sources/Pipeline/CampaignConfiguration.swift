@@ -79,6 +79,18 @@ public struct CampaignConfiguration: Sendable {
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.
     public var seed: UInt64 = UInt64.random(in: .min ... .max)
 
+    /// The wire: HTTP/2 (APNs today), or Apple's retired binary provider API (`--protocol binary`).
+    public enum WireProtocol: String, Sendable {
+        case http2, binary
+    }
+    /// `--protocol`.
+    public var wireProtocol = WireProtocol.http2
+    /// `--binary-quiet-ms`: a binary notification with no error response for this long is taken as
+    /// accepted (the protocol answers only refusals).
+    public var binaryQuietMilliseconds = 1000
+    /// `--binary-window`: notifications per binary connection sent and not yet known good, at most.
+    public var binaryWindow = 10_000
+
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false
 

@@ -45,6 +45,9 @@ public final class TLSContext: @unchecked Sendable {
     private let serverProtocols: [[UInt8]]
     /// Where a client context reads the system's roots from (set once, in `client`).
     private(set) var systemTrust: SystemTrust.Source?
+    /// A client context that offers h2 and requires the server to select it (all but the
+    /// retired binary protocols', which speak raw bytes over TLS).
+    private(set) var requiresH2 = true
 
     private init(context: OpaquePointer, isServer: Bool, serverProtocols: [[UInt8]]) {
         self.context = context
@@ -55,8 +58,9 @@ public final class TLSContext: @unchecked Sendable {
     deinit { SSL_CTX_free(context) }
 
     /// A client context for APNs-style servers.
+    /// `offersH2` false: no ALPN at all, for Apple's retired binary provider API and feedback service.
     public static func client(additionalTrust: TLSTrust? = nil,
-                              identity: TLSIdentity? = nil) throws(TLSError) -> TLSContext {
+                              identity: TLSIdentity? = nil, offersH2: Bool = true) throws(TLSError) -> TLSContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw OpenSSLErrors.failure("SSL_CTX_new") }
         let tls = TLSContext(context: context, isServer: false, serverProtocols: [])
         try tls.applyCommonSettings()
@@ -71,8 +75,9 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
         tls.systemTrust = try SystemTrust.install(in: context)
         if let additionalTrust { try tls.trust(additionalTrust) }
+        tls.requiresH2 = offersH2
         let h2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
-        guard SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count)) == 0 else {
+        guard !offersH2 || SSL_CTX_set_alpn_protos(context, h2, UInt32(h2.count)) == 0 else {
             throw OpenSSLErrors.failure("SSL_CTX_set_alpn_protos")
         }
         if let identity { try tls.use(identity, source: "the client certificate") }

@@ -116,7 +116,7 @@ public final class TLSSession {
         if result == 1 {
             isHandshakeComplete = true
             if !context.isServer { SSL_set_msg_callback(ssl, nil) }
-            if !context.isServer, negotiatedProtocol != "h2" {
+            if !context.isServer, context.requiresH2, negotiatedProtocol != "h2" {
                 failed = true
                 throw TLSError.alpnNotNegotiated(peer: peer)
             }

@@ -29,6 +29,7 @@ enum JobFileValueKind {
         "response-timeout": .number, "ping-interval": .number,
         "out": .string, "progress": .string, "resume": .boolean, "mock-option": .strings,
         "rate": .number, "spread": .string, "dry-run": .boolean,
+        "protocol": .string, "binary-quiet-ms": .integer, "binary-window": .integer,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

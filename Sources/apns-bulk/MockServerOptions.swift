@@ -82,6 +82,53 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
     var recordOut: String?
 
+    @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca.")
+    var legacyBinaryListen: String?
+
+    @Option(name: .customLong("feedback-listen"), help: "Also run Apple's retired feedback service at HOST:PORT: it sends the --unregistered-file tokens as feedback tuples.")
+    var feedbackListen: String?
+
+    @Option(name: .customLong("binary-fail"), help: "Binary gateway: error statuses at random, as STATUS:RATE pairs, e.g. 1:0.01,255:0.005.")
+    var binaryFail: String?
+
+    @Option(name: .customLong("binary-shutdown-after"), help: "Binary gateway: once, after the N-th notification accepted, answer status 10 (shutdown) and close.")
+    var binaryShutdownAfter: Int?
+
+    @Option(name: .customLong("binary-close-after"), help: "Binary gateway: once, after the N-th notification accepted, close the connection with no error response.")
+    var binaryCloseAfter: Int?
+
+    @Option(name: .customLong("feedback-cut-bytes"), help: "Feedback service: leave this many bytes off the end, so the last tuple arrives truncated.")
+    var feedbackCutBytesChoice: Int?
+    var feedbackCutBytes: Int { feedbackCutBytesChoice ?? 0 }
+
+    @Option(name: .customLong("binary-record-out"), help: "Binary gateway: when the server stops, write one JSON line per frame received to this file: accepted, refused or discarded.")
+    var binaryRecordOut: String?
+
+    /// The retired protocols' listeners and faults (issue 15), checked like the other flags.
+    func legacyConfiguration() throws -> MockLegacyConfiguration {
+        var legacy = MockLegacyConfiguration()
+        legacy.binaryAddress = try legacyBinaryListen.map { try Self.address($0, flag: "--legacy-binary-listen") }
+        legacy.feedbackAddress = try feedbackListen.map { try Self.address($0, flag: "--feedback-listen") }
+        if let binaryFail {
+            switch Result(catching: { () throws(MockAPNsError) in try MockLegacyConfiguration.failures(binaryFail) }) {
+            case .success(let failures): legacy.failures = failures
+            case .failure(let error): throw RunFailure.usage(error.description)
+            }
+        }
+        for (name, value) in [("--binary-shutdown-after", binaryShutdownAfter), ("--binary-close-after", binaryCloseAfter)] {
+            if let value { try Self.require(value >= 1, "\(name) \(value): give a notification count of 1 or more") }
+        }
+        try Self.require(feedbackCutBytes >= 0, "--feedback-cut-bytes \(feedbackCutBytes): give 0 or more bytes")
+        legacy.shutdownAfter = binaryShutdownAfter
+        legacy.closeAfter = binaryCloseAfter
+        legacy.feedbackCutBytes = feedbackCutBytes
+        legacy.recordPath = binaryRecordOut
+        if legacy.isEnabled && clientCA == nil {
+            throw RunFailure.usage("--legacy-binary-listen/--feedback-listen: Apple's binary gateway and feedback service authenticate by client certificate only; give --client-ca CA.pem too")
+        }
+        return legacy
+    }
+
     /// The configuration these flags describe, with every file read. Throws `RunFailure.usage`
     /// naming the flag and the fix.
     func configuration() throws -> MockAPNsConfiguration {
@@ -172,16 +219,16 @@ struct MockServerOptions: ParsableArguments {
     }
 
     /// HOST:PORT with an IP literal host ("[::1]:443" for IPv6).
-    static func address(_ text: String) throws -> SocketAddress {
+    static func address(_ text: String, flag: String = "--listen") throws -> SocketAddress {
         guard let colon = text.lastIndex(of: ":") else {
-            throw RunFailure.usage("--listen \(text): give HOST:PORT, e.g. 127.0.0.1:2197 (port 0 picks a free one)")
+            throw RunFailure.usage("\(flag) \(text): give HOST:PORT, e.g. 127.0.0.1:2197 (port 0 picks a free one)")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         if host == "localhost" { host = "127.0.0.1" }
         guard let port = UInt16(text[text.index(after: colon)...]),
               let address = SocketAddress(ip: host, port: port) else {
-            throw RunFailure.usage("--listen \(text): give an IP address and a port 0-65535, e.g. 127.0.0.1:2197")
+            throw RunFailure.usage("\(flag) \(text): give an IP address and a port 0-65535, e.g. 127.0.0.1:2197")
         }
         return address
     }

@@ -93,6 +93,18 @@ struct SendCommand: ParsableCommand {
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
 
+    // Apple's retired binary provider API (issue 15)
+    @Option(name: .customLong("protocol"), help: "http2, the default, or binary: Apple's binary provider API, retired in 2021, for gateways and relays that still speak it. Binary needs certificate auth, and production and sandbox then mean gateway.push.apple.com:2195 and gateway.sandbox.push.apple.com:2195.")
+    var wireProtocolChoice: WireProtocolChoice?
+    @Option(name: .customLong("binary-quiet-ms"), help: "With --protocol binary: a notification with no error response for this many milliseconds is taken as accepted, and the rows sent within it before a connection closes without an error response are sent again. Default: 1000.")
+    var binaryQuietMsChoice: Int?
+    @Option(name: .customLong("binary-window"), help: "With --protocol binary: notifications per connection sent and not yet known good, at most. Default: 10000.")
+    var binaryWindowChoice: Int?
+
+    var wireProtocol: WireProtocolChoice { wireProtocolChoice ?? .http2 }
+    var binaryQuietMs: Int { binaryQuietMsChoice ?? 1000 }
+    var binaryWindow: Int { binaryWindowChoice ?? 10_000 }
+
     // Retries and stopping
     @Option(name: .customLong("max-attempts"), help: "Attempts per row before it gives up.")
     var maxAttempts = 5
@@ -131,6 +143,7 @@ struct SendCommand: ParsableCommand {
     var mockOptions: [String] = []
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
+    enum WireProtocolChoice: String, ExpressibleByArgument { case http2, binary }
 
     /// `--connections -1` becomes `--connections=-1`: the parser takes an argument that starts
     /// with '-' for a flag and would say "Missing value for '--connections'", where the value is

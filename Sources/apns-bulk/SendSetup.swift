@@ -12,6 +12,8 @@ struct SendSetup {
 
     init(command: SendCommand) throws {
         let endpointNames = command.endpoint.isEmpty ? ["production"] : command.endpoint
+        let binary = command.wireProtocol == .binary
+        if binary { try Self.checkBinary(command, endpoints: endpointNames) }
         try Self.checkCounts(command)
         try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
@@ -62,6 +64,10 @@ struct SendSetup {
                 extraTrust.append(mock!.caFile)
                 continue
             }
+            if binary, let gateway = Self.binaryGateways[name] {
+                endpoints.append(gateway)
+                continue
+            }
             do {
                 endpoints.append(try Endpoint(parsing: name))
             } catch {
@@ -73,7 +79,8 @@ struct SendSetup {
         }
         let tls: TLSContext
         do {
-            tls = try TLSContext.client(additionalTrust: extraTrust.first.map { .caFile($0) }, identity: identity)
+            tls = try TLSContext.client(additionalTrust: extraTrust.first.map { .caFile($0) }, identity: identity,
+                                        offersH2: !binary)
         } catch {
             throw RunFailure.usage("TLS setup: \(error)")
         }
@@ -102,6 +109,11 @@ struct SendSetup {
         try Self.pace(command, configuration: &configuration)
         if command.dryRun { try Self.checkDryRun(command, tokenSource: tokenSource, key: signingKey, identity: identity) }
         configuration.dryRun = command.dryRun
+        if binary {
+            configuration.wireProtocol = .binary
+            configuration.binaryQuietMilliseconds = command.binaryQuietMs
+            configuration.binaryWindow = command.binaryWindow
+        }
         switch command.progress {
         case .always: configuration.showProgress = true
         case .never: configuration.showProgress = false
@@ -112,6 +124,26 @@ struct SendSetup {
         }
         self.configuration = configuration
         self.mock = mock
+    }
+
+    /// Apple's binary gateways (issue 15): `production` and `sandbox` with `--protocol binary`.
+    static let binaryGateways = ["production": Endpoint(host: "gateway.push.apple.com", port: 2195),
+                                 "sandbox": Endpoint(host: "gateway.sandbox.push.apple.com", port: 2195)]
+
+    /// The binary provider API authenticates by client certificate only, and the embedded mock
+    /// speaks HTTP/2 only.
+    private static func checkBinary(_ command: SendCommand, endpoints: [String]) throws {
+        if command.keyFile != nil || command.keyID != nil || command.teamID != nil {
+            throw RunFailure.usage("--protocol binary with token auth (--key-file/--key-id/--team-id): the binary provider API authenticates by client certificate only; give --cert-file/--cert-key-file or --p12-file, or use --protocol http2")
+        }
+        if command.certFile == nil && command.certKeyFile == nil && command.p12File == nil {
+            throw RunFailure.usage("--protocol binary needs the app's client certificate: --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
+        }
+        if endpoints.contains("mock") {
+            throw RunFailure.usage("--protocol binary with --endpoint mock: the embedded mock speaks HTTP/2 only; run `apns-bulk mock-server --legacy-binary-listen HOST:PORT --client-ca CA.pem` and give --endpoint HOST:PORT")
+        }
+        if command.binaryQuietMs < 1 { throw RunFailure.usage("--binary-quiet-ms \(command.binaryQuietMs): must be at least 1") }
+        if command.binaryWindow < 1 { throw RunFailure.usage("--binary-window \(command.binaryWindow): must be at least 1") }
     }
 
     private static func checkCounts(_ command: SendCommand) throws {

@@ -7,4 +7,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     ReportCommand.self,
     TokenCommand.self,
     GenCommand.self,
+    FeedbackCommand.self,
 ]

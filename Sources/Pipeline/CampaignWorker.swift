@@ -1,0 +1,15 @@
+import Transport
+
+/// What the campaign asks of a reactor thread's worker, whichever wire it speaks: the HTTP/2
+/// `Worker` or the binary provider API's `BinaryWorker`. Lifecycle calls only (through the
+/// reactor's `execute`); the per-row path never goes through this protocol.
+protocol CampaignWorker: AnyObject {
+    /// Opens the assigned connections and starts pulling work.
+    func start(slots: [ConnectionSlot])
+    /// The run is stopping: send nothing new, end what waits as the stop says.
+    func beginStopping()
+    /// Every row is recorded: close the connections.
+    func shutdown()
+}
+
+extension Worker: CampaignWorker {}

@@ -1,0 +1,108 @@
+import APNs
+import Foundation
+
+/// A dead-tokens.csv and the feedback service's tuples merged by `report`'s rule
+/// (`DeadTokenMerge`): one line per device token, the one with the latest `unregistered_at`
+/// kept (a dated line beats an undated one; on a tie the newer one wins), in order of first
+/// appearance. Lines already in the file keep their text.
+public struct DeadTokenFileMerge {
+    private var order: [String] = []
+    private var kept: [String: (unregisteredAt: String, line: String)] = [:]
+    /// Lines read from the existing file.
+    public private(set) var existingLines = 0
+
+    /// Why the existing file cannot be merged.
+    public struct Problem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Starts from the file at `path` when it exists (it must be a dead-tokens.csv), else empty.
+    public init(existingPath path: String) throws(Problem) {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Problem(description: "\(path): cannot read it; give a readable dead-tokens.csv or a new path")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        guard !lines.isEmpty else { return }
+        guard lines.removeFirst() + "\n" == DeadTokenReport.header else {
+            throw Problem(description: "\(path): not a dead-tokens.csv (its header is not \(DeadTokenReport.header.dropLast())); "
+                          + "give a dead-token list written by apns-bulk, or a new path")
+        }
+        for line in lines {
+            let fields = Self.fields(line)
+            guard fields.count == 5 else {
+                throw Problem(description: "\(path): the line \"\(line)\" does not have the 5 columns of the header")
+            }
+            existingLines += 1
+            keep(token: fields[0], unregisteredAt: fields[3], line: line)
+        }
+    }
+
+    /// Adds a feedback tuple: reason `Unregistered`, no status, `unregistered_at` from the tuple,
+    /// no row. Returns true when the token was new to the list.
+    @discardableResult
+    public mutating func add(_ tuple: FeedbackTuple) -> Bool {
+        let token = tuple.hexToken
+        let at = ISO8601.format(milliseconds: Int64(tuple.time) * 1000)
+        let isNew = kept[token] == nil
+        keep(token: token, unregisteredAt: at, line: "\(token),Unregistered,,\(at),")
+        return isNew
+    }
+
+    /// Distinct tokens in the list.
+    public var count: Int { order.count }
+
+    /// Writes the merged list (a new file renamed over the old one).
+    public func write(to path: String) throws(OutputFileError) {
+        var out = Array(DeadTokenReport.header.utf8)
+        for token in order {
+            guard let entry = kept[token] else { continue }
+            out += Array(entry.line.utf8)
+            out.append(UInt8(ascii: "\n"))
+        }
+        try OutputFile.write(out, to: path, atomically: true)
+    }
+
+    /// ISO 8601 texts of one format sort as their instants do; empty sorts first.
+    private mutating func keep(token: String, unregisteredAt: String, line: String) {
+        if let previous = kept[token] {
+            if unregisteredAt >= previous.unregisteredAt { kept[token] = (unregisteredAt, line) }
+        } else {
+            order.append(token)
+            kept[token] = (unregisteredAt, line)
+        }
+    }
+
+    /// A CSV line's fields (RFC 4180 quotes, as `CSVText.appendField` writes them).
+    static func fields(_ line: String) -> [String] {
+        var fields: [String] = []
+        var field = ""
+        var quoted = false
+        var iterator = Array(line).makeIterator()
+        var pending: Character? = nil
+        while let character = pending ?? iterator.next() {
+            pending = nil
+            if quoted {
+                if character == "\"" {
+                    if let next = iterator.next() {
+                        if next == "\"" { field.append("\"") } else { quoted = false; pending = next }
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(character)
+                }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == "," {
+                fields.append(field)
+                field = ""
+            } else if character != "\r" {
+                field.append(character)
+            }
+        }
+        fields.append(field)
+        return fields
+    }
+}
