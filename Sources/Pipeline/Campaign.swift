@@ -112,17 +112,20 @@ public final class Campaign: Sendable {
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
+        let recorder = RunRecorder(workers: Self.reactorThreads(configuration), connections: configuration.connections,
+                                   control: control, startedAt: startedAt)
+        let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
         let writer: ResultWriter
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
-                                      onOutcome: onOutcome)
+                                      onOutcome: onOutcome, recorder: recorder)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
-        let workers = try startWorkers(shared: shared)
+        let workers = try startWorkers(shared: shared, recorder: recorder)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
                             sentMark: directory.sentMark)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
@@ -156,6 +159,8 @@ public final class Campaign: Sendable {
         do { try OutputFile.write(Array(summary.json.utf8), to: summaryPath) } catch {
             control.stop(.outputFailed(detail: error.description))
         }
+        recorder.finish(summary: summary, exitStatus: summary.exitStatus)
+        metrics?.finish()
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
 
@@ -168,13 +173,18 @@ public final class Campaign: Sendable {
         return 0
     }
 
-    private func startWorkers(shared: CampaignShared) throws -> [WorkerHandle] {
+    private static func reactorThreads(_ configuration: CampaignConfiguration) -> Int {
+        max(1, min(configuration.reactorThreads, configuration.connections))
+    }
+
+    private func startWorkers(shared: CampaignShared, recorder: RunRecorder) throws -> [WorkerHandle] {
         let configuration = shared.configuration
-        let threads = max(1, min(configuration.reactorThreads, configuration.connections))
+        let threads = Self.reactorThreads(configuration)
         var handles: [WorkerHandle] = []
         for index in 0..<threads {
             let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
-            handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(Worker(reactor: reactor, shared: shared, index: index))))
+            handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(Worker(reactor: reactor, shared: shared, index: index,
+                                                                                          recorder: recorder))))
         }
         let assignments = ConnectionPool.assignments(connections: configuration.connections,
                                                      endpoints: configuration.endpoints.count, threads: threads)

@@ -69,6 +69,8 @@ public struct CampaignConfiguration: Sendable {
     /// (getrandom) for every configuration, so the processes, shards and pods of one campaign do
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.
     public var seed: UInt64 = UInt64.random(in: .min ... .max)
+    /// `--metrics-out`, `--pushgateway`: where the run's Prometheus metrics go; nil for nowhere.
+    public var metrics: MetricsOptions?
 
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false

@@ -22,6 +22,8 @@ final class ResultWriter: @unchecked Sendable {
     /// The caller's outcome callback (`Campaign(configuration:onOutcome:)`), called here on the
     /// writer thread after each record is written; nil costs one test per batch.
     private let onOutcome: Campaign.OutcomeHandler?
+    /// Gets the summary's counts once a second (`RunRecorder.tick`), on this thread.
+    private let recorder: RunRecorder?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
 
@@ -33,8 +35,9 @@ final class ResultWriter: @unchecked Sendable {
     /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
-         onOutcome: Campaign.OutcomeHandler? = nil) throws {
+         onOutcome: Campaign.OutcomeHandler? = nil, recorder: RunRecorder? = nil) throws {
         self.onOutcome = onOutcome
+        self.recorder = recorder
         let resumed = directory?.resumed
         campaignDirectory = directory
         self.queue = queue
@@ -62,6 +65,7 @@ final class ResultWriter: @unchecked Sendable {
         var batch: [RowResult?] = []
         batch.reserveCapacity(4096)
         var count = 0
+        recorder?.begin(summary: summary)
         while true {
             batch.removeAll(keepingCapacity: true)
             // Woken per 1,024 records rather than per worker hand-off (a context switch each, on
@@ -88,6 +92,7 @@ final class ResultWriter: @unchecked Sendable {
             recorded.store(count, ordering: .releasing)
             let now = ContinuousClock.now
             flushIfDue(now)
+            recorder?.tick(now: now, summary: summary, recorded: carriedRows + count)
             progress?.update(done: count, counts: summary.counts, now: now)
             let expected = rowsRead.load(ordering: .acquiring)
             if (expected >= 0 && count >= expected) || !open { break }

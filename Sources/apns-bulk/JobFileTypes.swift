@@ -28,6 +28,8 @@ enum JobFileValueKind {
         "reconnect-max-ms": .integer, "abort-after": .integer, "unreachable-timeout": .number,
         "response-timeout": .number, "ping-interval": .number,
         "out": .string, "progress": .string, "resume": .boolean, "mock-option": .strings,
+        "metrics-out": .string, "metrics-interval": .number, "pushgateway": .string, "metrics-job": .string,
+        "metrics-instance": .string,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

@@ -103,11 +103,38 @@ struct SendSetup {
         case .never: configuration.showProgress = false
         case .auto: configuration.showProgress = isatty(2) == 1
         }
+        configuration.metrics = try Self.metricsOptions(command)
         if !usesToken && !usesPEM && !usesP12 && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }
         self.configuration = configuration
         self.mock = mock
+    }
+
+    /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
+    private static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
+        guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
+        var options = MetricsOptions(instance: command.metricsInstance ?? ProcessInfo.processInfo.hostName)
+        options.textfilePath = command.metricsOut
+        options.job = command.metricsJob
+        // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
+        if let url = command.pushgateway {
+            do { options.pushgateway = try PushgatewayTarget(parsing: url) } catch {
+                throw RunFailure.usage("--pushgateway \(url): \(error.detail)")
+            }
+        }
+        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
+            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1")
+        }
+        options.intervalSeconds = command.metricsInterval
+        if command.metricsJob.isEmpty { throw RunFailure.usage("--metrics-job: give a non-empty name (default apns_bulk)") }
+        if let path = command.metricsOut {
+            let directory = (path as NSString).deletingLastPathComponent
+            if path.hasSuffix("/") || !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
+                throw RunFailure.usage("--metrics-out \(path): its directory is not writable; give a file in a writable directory (node_exporter reads *.prom files)")
+            }
+        }
+        return options
     }
 
     private static func checkCounts(_ command: SendCommand) throws {
