@@ -20,6 +20,9 @@ public final class Campaign: Sendable {
     /// The run's stop switch and run-level detectors; ``interrupt(signal:)`` goes through it.
     public let control: RunControl
     private let onOutcome: OutcomeHandler?
+    /// The run's record as it goes: add a consumer with `recorder.onSecond` before the run to get
+    /// each second's counts and latency histogram, and the totals (what `--metrics-out` writes).
+    public let recorder: RunRecorder
 
     /// A campaign ready to run.
     /// - Parameters:
@@ -33,6 +36,8 @@ public final class Campaign: Sendable {
         self.configuration = configuration
         self.onOutcome = onOutcome
         control = RunControl(abortAfter: configuration.abortAfter)
+        recorder = RunRecorder(workers: Self.reactorThreads(configuration), connections: configuration.connections,
+                               control: control)
     }
 
     /// What the run amounted to.
@@ -112,9 +117,7 @@ public final class Campaign: Sendable {
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
-        let recorder = RunRecorder(workers: Self.reactorThreads(configuration), connections: configuration.connections,
-                                   control: control, startedAt: startedAt)
-        let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
+        recorder.start(at: startedAt)
         let writer: ResultWriter
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
@@ -126,6 +129,8 @@ public final class Campaign: Sendable {
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared, recorder: recorder)
+        // Made once nothing more can throw: its push thread ends only in `finish()`.
+        let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
                             sentMark: directory.sentMark)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
@@ -159,7 +164,7 @@ public final class Campaign: Sendable {
         do { try OutputFile.write(Array(summary.json.utf8), to: summaryPath) } catch {
             control.stop(.outputFailed(detail: error.description))
         }
-        recorder.finish(summary: summary, exitStatus: summary.exitStatus)
+        recorder.finish(summary: summary, latency: writer.latencyBuckets, exitStatus: summary.exitStatus)
         metrics?.finish()
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }

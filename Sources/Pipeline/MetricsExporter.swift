@@ -21,14 +21,14 @@ final class MetricsExporter: Sendable {
         // Pushgateway adds its grouping labels (job, instance, shard) itself.
         labels = options.shard.map { [("shard", $0)] } ?? []
         push = options.pushgateway.map { PushgatewayClient(target: $0, groupingPath: options.groupingPath, warn: warn) }
-        recorder.onSecond { [self] second, totals in
-            guard totals.exitStatus == nil else { return }
+        recorder.onSecond { [weak self] second, totals in
+            guard let self, totals.exitStatus == nil else { return }
             let due = state.withLock { state -> Bool in
-                guard second.endedAtUnix - state.lastWrite >= options.intervalSeconds - 0.5 else { return false }
+                guard second.endedAtUnix - state.lastWrite >= self.options.intervalSeconds - 0.5 else { return false }
                 state.lastWrite = second.endedAtUnix
                 return true
             }
-            if due { export(totals, final: false) }
+            if due { self.export(totals, final: false) }
         }
         // The series exist from the start (zeros, running 1), not from the first interval's end.
         export(recorder.totals, final: false)

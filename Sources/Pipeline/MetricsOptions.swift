@@ -41,6 +41,12 @@ public struct PushgatewayTarget: Sendable, Equatable {
     /// A path the Pushgateway is served under (its `--web.route-prefix`), without the trailing slash.
     public var pathPrefix: String
 
+    public init(host: String, port: Int, pathPrefix: String = "") {
+        self.host = host
+        self.port = port
+        self.pathPrefix = pathPrefix
+    }
+
     /// Parses `url`; the error says what is wrong, for a message naming the flag.
     public init(parsing url: String) throws(PushgatewayTargetError) {
         guard url.hasPrefix("http://") else {

@@ -26,6 +26,8 @@ final class ResultWriter: @unchecked Sendable {
     private let recorder: RunRecorder?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
+    /// The summary's latencies again, coarse, for the `RunRecorder` (a resumed campaign's included).
+    @exclusivity(unchecked) private(set) var latencyBuckets = LatencyBuckets()
 
     /// Rows the reader produced (rows a resumed run skips not included); -1 until the reader is done.
     let rowsRead = Atomic<Int>(-1)
@@ -65,7 +67,8 @@ final class ResultWriter: @unchecked Sendable {
         var batch: [RowResult?] = []
         batch.reserveCapacity(4096)
         var count = 0
-        recorder?.begin(summary: summary)
+        if carriedRows > 0 { latencyBuckets = LatencyBuckets(summary.latency) }
+        recorder?.begin(summary: summary, latency: latencyBuckets)
         while true {
             batch.removeAll(keepingCapacity: true)
             // Woken per 1,024 records rather than per worker hand-off (a context switch each, on
@@ -92,7 +95,7 @@ final class ResultWriter: @unchecked Sendable {
             recorded.store(count, ordering: .releasing)
             let now = ContinuousClock.now
             flushIfDue(now)
-            recorder?.tick(now: now, summary: summary, recorded: carriedRows + count)
+            recorder?.tick(now: now, summary: summary, latency: latencyBuckets, recorded: carriedRows + count)
             progress?.update(done: count, counts: summary.counts, now: now)
             let expected = rowsRead.load(ordering: .acquiring)
             if (expected >= 0 && count >= expected) || !open { break }
@@ -104,6 +107,7 @@ final class ResultWriter: @unchecked Sendable {
 
     private func write(_ record: borrowing RowResult) {
         summary.add(record)
+        if let latency = record.latencyMs, record.status != 0 { latencyBuckets.record(milliseconds: latency) }
         guard writeError == nil else { return }
         do {
             try log.append(record)

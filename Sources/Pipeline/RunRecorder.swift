@@ -68,6 +68,7 @@ public final class RunRecorder: Sendable {
         var workers: [WorkerCounters]
         var consumers: [SecondConsumer] = []
         var totals: Totals
+        var startedAt: ContinuousClock.Instant
         var lastTick: ContinuousClock.Instant
         var secondsDone = 0
         var finished = false
@@ -75,15 +76,25 @@ public final class RunRecorder: Sendable {
 
     private let state: Mutex<State>
     private let control: RunControl?
-    private let startedAt: ContinuousClock.Instant
 
-    /// A recorder for `workers` reactor threads; sending starts now.
-    init(workers: Int, connections: Int, control: RunControl?, startedAt: ContinuousClock.Instant = .now) {
+    /// A recorder for `workers` reactor threads.
+    init(workers: Int, connections: Int, control: RunControl?) {
         self.control = control
-        self.startedAt = startedAt
         var totals = Totals(startedAtUnix: Double(WallClock.milliseconds()) / 1000)
         totals.connectionsConfigured = connections
-        state = Mutex(State(workers: Array(repeating: WorkerCounters(), count: workers), totals: totals, lastTick: startedAt))
+        let now = ContinuousClock.now
+        state = Mutex(State(workers: Array(repeating: WorkerCounters(), count: workers), totals: totals, startedAt: now,
+                            lastTick: now))
+    }
+
+    /// Sending starts (the campaign's calling thread, before any other thread of the run).
+    func start(at instant: ContinuousClock.Instant) {
+        let nowUnix = Double(WallClock.milliseconds()) / 1000
+        state.withLock { state in
+            state.startedAt = instant
+            state.lastTick = instant
+            state.totals.startedAtUnix = nowUnix
+        }
     }
 
     /// Adds a consumer, called with every second and the totals after it, and once more at the end.
@@ -98,8 +109,7 @@ public final class RunRecorder: Sendable {
 
     /// The writer thread, before its first batch: a resumed campaign's earlier rows are in the
     /// totals from the start, and in no second of this run.
-    func begin(summary: borrowing Summary) {
-        let latency = LatencyBuckets(summary.latency)
+    func begin(summary: borrowing Summary, latency: LatencyBuckets) {
         let outcomes = summary.counts
         let byReason = summary.byReason
         let rows = summary.rows
@@ -113,23 +123,23 @@ public final class RunRecorder: Sendable {
     }
 
     /// The writer thread, after each batch: a second is over when `now` is a second past the last.
-    func tick(now: ContinuousClock.Instant, summary: borrowing Summary, recorded: Int) {
+    func tick(now: ContinuousClock.Instant, summary: borrowing Summary, latency: LatencyBuckets, recorded: Int) {
         let due = state.withLock { now - $0.lastTick >= .seconds(1) && !$0.finished }
         guard due else { return }
-        emit(now: now, summary: summary, recorded: recorded, exitStatus: nil)
+        emit(now: now, summary: summary, latency: latency, recorded: recorded, exitStatus: nil)
     }
 
     /// The run is over: the last second (however short) and the final totals, with the exit status.
-    func finish(summary: borrowing Summary, exitStatus: Int32) {
-        emit(now: .now, summary: summary, recorded: summary.counts.total, exitStatus: exitStatus)
+    func finish(summary: borrowing Summary, latency: LatencyBuckets, exitStatus: Int32) {
+        emit(now: .now, summary: summary, latency: latency, recorded: summary.counts.total, exitStatus: exitStatus)
     }
 
     /// The totals as of the last second (or the end).
     public var totals: Totals { state.withLock { $0.totals } }
 
-    private func emit(now: ContinuousClock.Instant, summary: borrowing Summary, recorded: Int, exitStatus: Int32?) {
-        // The histogram pass and the copies happen outside the lock: workers publish meanwhile.
-        let latency = LatencyBuckets(summary.latency)
+    private func emit(now: ContinuousClock.Instant, summary: borrowing Summary, latency: LatencyBuckets, recorded: Int,
+                      exitStatus: Int32?) {
+        // The copies happen outside the lock: workers publish meanwhile.
         let outcomes = summary.counts
         let byReason = summary.byReason
         let rows = summary.rows
@@ -140,7 +150,7 @@ public final class RunRecorder: Sendable {
             let previous = state.totals
             var events = WorkerCounters()
             for worker in state.workers { events = events + worker }
-            state.secondsDone = max(state.secondsDone + 1, Int(ProgressLine.seconds(now - startedAt)))
+            state.secondsDone = max(state.secondsDone + 1, Int(ProgressLine.seconds(now - state.startedAt)))
             var second = Second(index: state.secondsDone, seconds: ProgressLine.seconds(now - state.lastTick),
                                 endedAtUnix: nowUnix)
             second.outcomes = Self.difference(outcomes, previous.outcomes)

@@ -111,10 +111,17 @@ struct SendSetup {
         self.mock = mock
     }
 
+    /// This machine's name as gethostname(2) has it (a pod's name in Kubernetes), without a DNS lookup.
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
     private static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
         guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
-        var options = MetricsOptions(instance: command.metricsInstance ?? ProcessInfo.processInfo.hostName)
+        var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
         options.textfilePath = command.metricsOut
         options.job = command.metricsJob
         // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
