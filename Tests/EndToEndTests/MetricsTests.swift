@@ -12,7 +12,7 @@ import Testing
 
     @Test func textfilePassesPromtoolAndItsCountsEqualTheSummary() throws {
         let rig = try Rig(rows: 2000, invalidRate: 0.02, unregisteredRate: 0.03)
-        let mock = try rig.mock(["--too-many-requests", "0.02"])
+        let mock = try rig.mock(["--too-many-requests", "0.02", "--goaway-after", "400"])
         let prom = rig.scratch.path("apns_bulk.prom")
         let run = try rig.send(mock, ["--metrics-out", prom, "--metrics-interval", "1"])
         mock.stop()
@@ -37,6 +37,11 @@ import Testing
         let attempts = try run.records.reduce(0) { $0 + ($1["attempts"] as? Int ?? 0) }
         #expect(Self.value(text, "apns_bulk_requests_total") ?? 0 >= Double(attempts))
         #expect(Self.value(text, "apns_bulk_too_many_requests_answers_total") ?? 0 > 0)
+        // Each connection is sent away after 400 requests: GOAWAYs, orderly ends and fresh connections.
+        let goaways = Self.value(text, "apns_bulk_goaways_total") ?? 0
+        #expect(goaways >= 2)
+        #expect(Self.value(text, "apns_bulk_connections_opened_total") ?? 0 >= 2 + goaways)
+        #expect(Self.value(text, "apns_bulk_connections_closed_total{cause=\"orderly\"}") ?? 0 >= goaways)
         let answered = ["delivered", "unregistered", "bad_token", "failed"].reduce(0) { $0 + (summary[$1] as? Int ?? 0) }
         #expect(Self.value(text, "apns_bulk_latency_seconds_count") == Double(answered))
         #expect(Self.value(text, "apns_bulk_latency_seconds_bucket{le=\"+Inf\"}") == Double(answered))
@@ -59,6 +64,39 @@ import Testing
         let warnings = run.result.stderr.components(separatedBy: "cannot push metrics to the Pushgateway").count - 1
         #expect(warnings == 1, "one warning per kind, not per push: \(run.result.stderr)")
         #expect(run.result.stderr.contains("warning: "))
+    }
+
+    @Test func textfileIsRewrittenWhileTheRunSends() throws {
+        let rig = try Rig(rows: 1500)
+        let mock = try rig.mock(["--latency-ms", "100"])
+        defer { mock.stop() }
+        let prom = rig.scratch.path("during.prom")
+        let out = rig.scratch.path("out-during")
+        let process = Process()
+        process.executableURL = Binary.url
+        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+            + ["--max-streams", "20", "--metrics-out", prom, "--metrics-interval", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var seenWhileRunning: [Double] = []
+        while process.isRunning {
+            // Renamed into place whole: every read is a complete exposition.
+            if let text = try? String(contentsOfFile: prom, encoding: .utf8), Self.value(text, "apns_bulk_running") == 1 {
+                #expect(text.hasSuffix("\n") && Self.value(text, "apns_bulk_exit_status") == nil)
+                if let recorded = Self.value(text, "apns_bulk_rows_recorded_total"), !seenWhileRunning.contains(recorded) {
+                    seenWhileRunning.append(recorded)
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        try CampaignRun(result: Binary.Result(status: 0, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 1500)
+        #expect(seenWhileRunning.count >= 2, "rewritten during the run: \(seenWhileRunning)")
+        #expect(seenWhileRunning.contains { $0 > 0 && $0 < 1500 })
+        let text = try String(contentsOfFile: prom, encoding: .utf8)
+        #expect(Self.value(text, "apns_bulk_running") == 0 && Self.value(text, "apns_bulk_rows_recorded_total") == 1500)
     }
 
     @Test func badMetricsFlagsStopBeforeAnythingIsSent() throws {
