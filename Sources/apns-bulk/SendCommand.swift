@@ -121,11 +121,11 @@ struct SendCommand: ParsableCommand {
 
     // Metrics
     @Option(name: .customLong("metrics-out"),
-            help: "Write Prometheus metrics to this file (e.g. in node_exporter's textfile directory, ending in .prom), replaced atomically every --metrics-interval seconds and at the end.")
+            help: "Write Prometheus metrics to this .prom file, e.g. in node_exporter's textfile directory; it is replaced atomically every --metrics-interval seconds and at the end.")
     var metricsOut: String?
     @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL every --metrics-interval seconds and at the end. A failed push is a warning, never fatal.")
     var pushgateway: String?
-    @Option(name: .customLong("metrics-job"), help: "The job label of the pushed metrics.")
+    @Option(name: .customLong("metrics-job"), help: "The job label of pushed metrics.")
     var metricsJob = "apns_bulk"
     @Option(name: .customLong("metrics-instance"), help: "The instance label of the pushed metrics. Default: this host's name.")
     var metricsInstance: String?
