@@ -50,24 +50,24 @@ import Testing
     }
 
     @Test func pushgatewayThatIsDownOnlyWarnsOnceAndChangesNoOutcome() throws {
-        let rig = try Rig(rows: 1500, invalidRate: 0.02, unregisteredRate: 0.03)
+        let rig = try Rig(rows: 800, invalidRate: 0.02, unregisteredRate: 0.03)
         let mock = try rig.mock(["--latency-ms", "100"])
         let run = try rig.send(mock, ["--pushgateway", "http://127.0.0.1:\(try Self.freePort())", "--metrics-interval", "1",
                                       "--max-streams", "20"])
         mock.stop()
         #expect(run.result.status == 0, "\(run.result.stderr)")
-        try run.checkEveryRowExactlyOnce(rows: 1500)
+        try run.checkEveryRowExactlyOnce(rows: 800)
         let summary = try run.summary
         #expect(summary["rejected"] as? Int == rig.totals.invalid)
         #expect(summary["unregistered"] as? Int == rig.totals.unregistered)
-        #expect(summary["delivered"] as? Int == 1500 - rig.totals.invalid - rig.totals.unregistered)
+        #expect(summary["delivered"] as? Int == 800 - rig.totals.invalid - rig.totals.unregistered)
         let warnings = run.result.stderr.components(separatedBy: "cannot push metrics to the Pushgateway").count - 1
         #expect(warnings == 1, "one warning per kind, not per push: \(run.result.stderr)")
         #expect(run.result.stderr.contains("warning: "))
     }
 
     @Test func textfileIsRewrittenWhileTheRunSends() throws {
-        let rig = try Rig(rows: 1500)
+        let rig = try Rig(rows: 1000)
         let mock = try rig.mock(["--latency-ms", "100"])
         defer { mock.stop() }
         let prom = rig.scratch.path("during.prom")
@@ -92,11 +92,11 @@ import Testing
         }
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        try CampaignRun(result: Binary.Result(status: 0, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 1500)
+        try CampaignRun(result: Binary.Result(status: 0, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 1000)
         #expect(seenWhileRunning.count >= 2, "rewritten during the run: \(seenWhileRunning)")
-        #expect(seenWhileRunning.contains { $0 > 0 && $0 < 1500 })
+        #expect(seenWhileRunning.contains { $0 > 0 && $0 < 1000 })
         let text = try String(contentsOfFile: prom, encoding: .utf8)
-        #expect(Self.value(text, "apns_bulk_running") == 0 && Self.value(text, "apns_bulk_rows_recorded_total") == 1500)
+        #expect(Self.value(text, "apns_bulk_running") == 0 && Self.value(text, "apns_bulk_rows_recorded_total") == 1000)
     }
 
     @Test func badMetricsFlagsStopBeforeAnythingIsSent() throws {

@@ -53,11 +53,6 @@ final class PushgatewayProcess {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The value of the sample `name` whose labels include every one of `labels`, from /metrics.
-    func value(_ name: String, _ labels: [String: String]) throws -> Double? {
-        try Self.value(in: get("/metrics"), name, labels)
-    }
-
     /// The value of the sample `name` with (at least) `labels` in an exposition text.
     static func value(in text: String, _ name: String, _ labels: [String: String]) -> Double? {
         for line in text.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {
