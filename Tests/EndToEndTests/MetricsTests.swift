@@ -49,6 +49,45 @@ import Testing
         #expect(leftovers.isEmpty, "the temporary file is renamed over the textfile")
     }
 
+    @Test func pushgatewayGetsTheSeriesDuringAndAtTheEndUnderTheGivenJobAndInstance() throws {
+        let rig = try Rig(rows: 1000, unregisteredRate: 0.03)
+        let gateway = try PushgatewayServer(scratch: rig.scratch)
+        defer { gateway.stop() }
+        let mock = try rig.mock(["--latency-ms", "100"])
+        defer { mock.stop() }
+        let out = rig.scratch.path("out-pushed")
+        let process = Process()
+        process.executableURL = Binary.url
+        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+            + ["--max-streams", "20", "--pushgateway", gateway.url, "--metrics-job", "nightly_push",
+               "--metrics-instance", "host-1", "--metrics-interval", "1"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let group = ["job": "nightly_push", "instance": "host-1"]
+        var pushedWhileRunning = false
+        while process.isRunning {
+            if let text = try? gateway.get("/metrics"), PushgatewayServer.value(in: text, "apns_bulk_running", group) == 1 {
+                pushedWhileRunning = true
+            }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(pushedWhileRunning, "the series are pushed during the run, not only at its end")
+        let run = CampaignRun(result: Binary.Result(status: 0, stdout: "", stderr: ""), outDirectory: out)
+        try run.checkEveryRowExactlyOnce(rows: 1000)
+        let text = try gateway.get("/metrics")
+        let summary = try run.summary
+        for outcome in CampaignRun.outcomes {
+            let labels = group.merging(["outcome": outcome]) { $1 }
+            #expect(PushgatewayServer.value(in: text, "apns_bulk_row_outcomes_total", labels) == Double(summary[outcome] as? Int ?? -1))
+        }
+        #expect(PushgatewayServer.value(in: text, "apns_bulk_exit_status", group) == 0)
+        #expect(PushgatewayServer.value(in: text, "apns_bulk_rows_recorded_total", group) == 1000)
+        #expect(!text.contains("shard=\""), "no shard label for a run that is not a shard")
+    }
+
     @Test func pushgatewayThatIsDownOnlyWarnsOnceAndChangesNoOutcome() throws {
         let rig = try Rig(rows: 800, invalidRate: 0.02, unregisteredRate: 0.03)
         let mock = try rig.mock(["--latency-ms", "100"])
