@@ -20,6 +20,9 @@ public final class Campaign: Sendable {
     /// The run's stop switch and run-level detectors; ``interrupt(signal:)`` goes through it.
     public let control: RunControl
     private let onOutcome: OutcomeHandler?
+    /// The run's record as it goes: add a consumer with `recorder.onSecond` before the run to get
+    /// each second's counts and latency histogram, and the totals (what `--metrics-out` writes).
+    public let recorder: RunRecorder
 
     /// A campaign ready to run.
     /// - Parameters:
@@ -33,6 +36,8 @@ public final class Campaign: Sendable {
         self.configuration = configuration
         self.onOutcome = onOutcome
         control = RunControl(abortAfter: configuration.abortAfter)
+        recorder = RunRecorder(workers: Self.reactorThreads(configuration), connections: configuration.connections,
+                               control: control)
     }
 
     /// What the run amounted to.
@@ -129,17 +134,20 @@ public final class Campaign: Sendable {
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
+        recorder.start(at: startedAt)
         let writer: ResultWriter
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
-                                      onOutcome: onOutcome, pace: configuration.rate)
+                                      onOutcome: onOutcome, pace: configuration.rate, recorder: recorder)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
-        let workers = try startWorkers(shared: shared)
+        let workers = try startWorkers(shared: shared, recorder: recorder)
+        // Made once nothing more can throw: its push thread ends only in `finish()`.
+        let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
                             sentMark: directory.sentMark)
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
@@ -174,6 +182,8 @@ public final class Campaign: Sendable {
         do { try OutputFile.write(Array(summary.json.utf8), to: summaryPath) } catch {
             control.stop(.outputFailed(detail: error.description))
         }
+        recorder.finish(summary: summary, latency: writer.latencyBuckets, exitStatus: summary.exitStatus)
+        metrics?.finish()
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
 
@@ -186,15 +196,19 @@ public final class Campaign: Sendable {
         return 0
     }
 
-    private func startWorkers(shared: CampaignShared) throws -> [WorkerHandle] {
+    private static func reactorThreads(_ configuration: CampaignConfiguration) -> Int {
+        max(1, min(configuration.reactorThreads, configuration.connections))
+    }
+
+    private func startWorkers(shared: CampaignShared, recorder: RunRecorder) throws -> [WorkerHandle] {
         let configuration = shared.configuration
-        let threads = max(1, min(configuration.reactorThreads, configuration.connections))
+        let threads = Self.reactorThreads(configuration)
         var handles: [WorkerHandle] = []
         for index in 0..<threads {
             let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
             let worker: any CampaignWorker = configuration.wireProtocol == .binary
                 ? BinaryWorker(reactor: reactor, shared: shared, index: index)
-                : Worker(reactor: reactor, shared: shared, index: index)
+                : Worker(reactor: reactor, shared: shared, index: index, recorder: recorder)
             handles.append(WorkerHandle(reactor: reactor, worker: ThreadBound(worker)))
         }
         let assignments = ConnectionPool.assignments(connections: configuration.connections,

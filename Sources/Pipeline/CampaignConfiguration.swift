@@ -78,6 +78,8 @@ public struct CampaignConfiguration: Sendable {
     /// (getrandom) for every configuration, so the processes, shards and pods of one campaign do
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.
     public var seed: UInt64 = UInt64.random(in: .min ... .max)
+    /// `--metrics-out`, `--pushgateway`: where the run's Prometheus metrics go; nil for nowhere.
+    public var metrics: MetricsOptions?
 
     /// The wire: HTTP/2 (APNs today), or Apple's retired binary provider API (`--protocol binary`).
     public enum WireProtocol: String, Sendable {

@@ -28,4 +28,24 @@ public struct LatencyHistogram: Sendable {
 
     /// The largest latency recorded, in ms; 0 when none.
     public var maxMilliseconds: Double { count == 0 ? 0 : Double(histogram.max) / 1000 }
+
+    /// Latencies at or below each of `bounds` (µs, ascending), and the sum of all in ms: one pass
+    /// over the recorded values, for `LatencyBuckets` (to the histogram's 3 significant digits).
+    func cumulativeCounts(atOrBelowMicroseconds bounds: [UInt64]) -> (counts: [Int], sumMilliseconds: Double) {
+        var counts = [Int](repeating: 0, count: bounds.count)
+        var next = 0
+        var below = 0
+        for step in histogram.recordedValues() {
+            while next < bounds.count && step.value > bounds[next] {
+                counts[next] = below
+                next += 1
+            }
+            below += Int(step.count)
+        }
+        while next < bounds.count {
+            counts[next] = below
+            next += 1
+        }
+        return (counts, count == 0 ? 0 : histogram.mean * Double(count) / 1000)
+    }
 }

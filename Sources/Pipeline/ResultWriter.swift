@@ -22,8 +22,12 @@ final class ResultWriter: @unchecked Sendable {
     /// The caller's outcome callback (`Campaign(configuration:onOutcome:)`), called here on the
     /// writer thread after each record is written; nil costs one test per batch.
     private let onOutcome: Campaign.OutcomeHandler?
+    /// Gets the summary's counts once a second (`RunRecorder.tick`), on this thread.
+    private let recorder: RunRecorder?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
+    /// The summary's latencies again, coarse, for the `RunRecorder` (a resumed campaign's included).
+    @exclusivity(unchecked) private(set) var latencyBuckets = LatencyBuckets()
 
     /// Rows the reader produced (rows a resumed run skips not included); -1 until the reader is done.
     let rowsRead = Atomic<Int>(-1)
@@ -33,8 +37,9 @@ final class ResultWriter: @unchecked Sendable {
     /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
-         onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil) throws {
+         onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil) throws {
         self.onOutcome = onOutcome
+        self.recorder = recorder
         let resumed = directory?.resumed
         campaignDirectory = directory
         self.queue = queue
@@ -62,6 +67,8 @@ final class ResultWriter: @unchecked Sendable {
         var batch: [RowResult?] = []
         batch.reserveCapacity(4096)
         var count = 0
+        if carriedRows > 0 { latencyBuckets = LatencyBuckets(summary.latency) }
+        recorder?.begin(summary: summary, latency: latencyBuckets)
         while true {
             batch.removeAll(keepingCapacity: true)
             // Woken per 1,024 records rather than per worker hand-off (a context switch each, on
@@ -88,6 +95,7 @@ final class ResultWriter: @unchecked Sendable {
             recorded.store(count, ordering: .releasing)
             let now = ContinuousClock.now
             flushIfDue(now)
+            recorder?.tick(now: now, summary: summary, latency: latencyBuckets, recorded: carriedRows + count)
             progress?.update(done: count, counts: summary.counts, now: now)
             let expected = rowsRead.load(ordering: .acquiring)
             if (expected >= 0 && count >= expected) || !open { break }
@@ -99,6 +107,7 @@ final class ResultWriter: @unchecked Sendable {
 
     private func write(_ record: borrowing RowResult) {
         summary.add(record)
+        if let latency = record.latencyMs, record.status != 0 { latencyBuckets.record(milliseconds: latency) }
         guard writeError == nil else { return }
         do {
             try log.append(record)

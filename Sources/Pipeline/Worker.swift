@@ -20,21 +20,27 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
     let pool: ConnectionPool
+    /// Where `counters` go about once a second (`WorkerRecording.swift`); `index` is this worker's slot there.
+    let recorder: RunRecorder?
+    let index: Int
+    @exclusivity(unchecked) var counters = WorkerCounters()
     @exclusivity(unchecked) private var ready = JobQueue()
-    @exclusivity(unchecked) private var inFlight = InFlightJobs()
+    @exclusivity(unchecked) private(set) var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    @exclusivity(unchecked) private var finished: [RowResult] = []
+    @exclusivity(unchecked) var finished: [RowResult] = []
     @exclusivity(unchecked) private(set) var retryPolicy: RetryPolicy
     @exclusivity(unchecked) private var waitingForWork = false
     @exclusivity(unchecked) private(set) var stopping = false
-    @exclusivity(unchecked) private var flushScheduled = false
+    @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
     /// `shared.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
 
-    init(reactor: Reactor, shared: CampaignShared, index: Int) {
+    init(reactor: Reactor, shared: CampaignShared, index: Int, recorder: RunRecorder? = nil) {
         self.reactor = reactor
+        self.recorder = recorder
+        self.index = index
         self.shared = shared
         control = shared.control
         stop = shared.stop
@@ -51,6 +57,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func start(slots assigned: [ConnectionSlot]) {
         pool.start(slots: assigned, delegate: self)
+        recordEverySecond()
     }
 
     /// The run is stopping: send nothing new; whatever is not in flight ends now as the stop
@@ -81,11 +88,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func shutdown() {
         stopping = true
         pool.shutdown()
+        publishCounters()
     }
 
     // MARK: - Connections
 
     func connectionDidBecomeReady(_ connection: ClientConnection) {
+        counters.connectionsOpened += 1
         guard let slot = pool.connectionBecameReady(connection) else { return }
         fill(slot)
     }
@@ -97,6 +106,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didReceiveGoaway goaway: H2GoAway) {
         // APNs' GOAWAY debug data is {"reason": "..."}; a credentials reason ends the run.
+        counters.goaways += 1
         let response = Response(status: 0, apnsID: nil, body: Array(goaway.debugData.utf8))
         if let reason = response.reason, reason.disposition == .credentialsRefused {
             control.stop(.credentialsRefused(reason: reason.name))
@@ -108,6 +118,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     func connection(_ connection: ClientConnection, didCloseWith error: ClientConnectionError?) {
         let known = pool.slot(for: connection) != nil
+        counters.connectionClosed(error)
         pool.connectionClosed(connection, error: error)
         guard known else { return }
         fillAll()
@@ -212,6 +223,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         if let sent = templates.sent { job.sentToken = sent }
         job.attempts += 1
+        counters.requests += 1
         job.avoidConnection = -1
         return true
     }
@@ -261,6 +273,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard let job = inFlight.remove(tag: tag) else { return }
         // Certainly not processed: send again without counting an attempt.
         job.attempts -= 1
+        counters.notProcessed += 1
         if stopping {
             finish(stop.record(job))
         } else {
@@ -273,6 +286,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func connection(_ connection: ClientConnection, lost tag: UInt64, cause: H2LossCause) {
         guard let job = inFlight.remove(tag: tag) else { return }
         job.retriedAfterConnectionLoss = true
+        if case .streamReset = cause { counters.streamResets += 1 } else { counters.lostWithConnection += 1 }
         if stopping {
             finish(stop.record(job))
             schedulePublish()
@@ -288,6 +302,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             if case .retry(_, elsewhere: true) = action, let slotIndex = pool.slotIndex(for: connection) {
                 job.avoidConnection = pool.slots[slotIndex].id
             }
+            counters.retries += 1
             ready.pushBack(job)
             scheduleRefill()
         }
@@ -304,6 +319,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             finish(stop.record(job))
             return
         }
+        counters.retries += 1
         if delay == 0 {
             ready.pushBack(job)
             scheduleRefill()
@@ -324,27 +340,5 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// but filling other connections must not happen re-entrantly: defer it to the next turn.
     private func scheduleRefill() {
         reactor.execute { [unowned self] in fillAll() }
-    }
-
-    // MARK: - Recording
-
-    func finish(_ record: consuming RowResult) {
-        finished.append(consume record)
-        if finished.count >= 512 { publish() }
-    }
-
-    /// Records are handed to the writer in batches, once per reactor turn at most.
-    func schedulePublish() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        reactor.execute { [unowned self] in
-            flushScheduled = false
-            publish()
-        }
-    }
-
-    private func publish() {
-        guard !finished.isEmpty else { return }
-        shared.outcomes.put(moving: &finished)
     }
 }

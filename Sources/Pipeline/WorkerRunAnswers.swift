@@ -28,8 +28,10 @@ extension Worker {
     /// first time without counting an attempt. Returns true when the row is settled here.
     func settleTokenTrouble(_ job: Job, answer: Response, on connection: ClientConnection,
                             response: H2Response, latency: Double) -> Bool {
+        if answer.status == 429 { counters.tooManyRequests += 1 }
         switch answer.reason {
         case .expiredProviderToken:
+            counters.expiredProviderTokens += 1
             guard case .token(let source) = shared.configuration.authentication, let sent = job.sentToken,
                   case .clockSuspect(let age) = source.expired(sent.token) else { return false }
             stopRun(.providerTokenRefusedAsExpired(ageSeconds: age), at: job, answer: answer,

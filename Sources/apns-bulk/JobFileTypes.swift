@@ -30,6 +30,8 @@ enum JobFileValueKind {
         "out": .string, "progress": .string, "resume": .boolean, "mock-option": .strings,
         "rate": .number, "spread": .string, "dry-run": .boolean,
         "protocol": .string, "binary-quiet-ms": .integer, "binary-window": .integer,
+        "metrics-out": .string, "metrics-interval": .number, "pushgateway": .string, "metrics-job": .string,
+        "metrics-instance": .string,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

@@ -137,6 +137,19 @@ struct SendCommand: ParsableCommand {
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
     var config: String?
 
+    // Metrics
+    @Option(name: .customLong("metrics-out"),
+            help: "Write Prometheus metrics to this .prom file, e.g. in node_exporter's textfile directory; it is replaced atomically every --metrics-interval seconds and at the end.")
+    var metricsOut: String?
+    @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL every --metrics-interval seconds and at the end. A failed push is a warning, never fatal.")
+    var pushgateway: String?
+    @Option(name: .customLong("metrics-job"), help: "The job label of pushed metrics.")
+    var metricsJob = "apns_bulk"
+    @Option(name: .customLong("metrics-instance"), help: "The instance label of the pushed metrics. Default: this host's name.")
+    var metricsInstance: String?
+    @Option(name: .customLong("metrics-interval"), help: "Seconds between rewrites of --metrics-out and pushes to --pushgateway.")
+    var metricsInterval = 5.0
+
     /// A job file's [mock] table arrives here too.
     @Option(name: .customLong("mock-option"),
             help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable.")

@@ -119,6 +119,7 @@ struct SendSetup {
         case .never: configuration.showProgress = false
         case .auto: configuration.showProgress = isatty(2) == 1
         }
+        configuration.metrics = try Self.metricsOptions(command)
         if !usesToken && !usesPEM && !usesP12 && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }
@@ -144,6 +145,39 @@ struct SendSetup {
         }
         if command.binaryQuietMs < 1 { throw RunFailure.usage("--binary-quiet-ms \(command.binaryQuietMs): must be at least 1") }
         if command.binaryWindow < 1 { throw RunFailure.usage("--binary-window \(command.binaryWindow): must be at least 1") }
+    }
+
+    /// This machine's name as gethostname(2) has it (a pod's name in Kubernetes), without a DNS lookup.
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
+    private static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
+        guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
+        var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
+        options.textfilePath = command.metricsOut
+        options.job = command.metricsJob
+        // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
+        if let url = command.pushgateway {
+            do { options.pushgateway = try PushgatewayTarget(parsing: url) } catch {
+                throw RunFailure.usage("--pushgateway \(url): \(error.detail)")
+            }
+        }
+        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
+            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1")
+        }
+        options.intervalSeconds = command.metricsInterval
+        if command.metricsJob.isEmpty { throw RunFailure.usage("--metrics-job: give a non-empty name (default apns_bulk)") }
+        if let path = command.metricsOut {
+            let directory = (path as NSString).deletingLastPathComponent
+            if path.hasSuffix("/") || !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
+                throw RunFailure.usage("--metrics-out \(path): its directory is not writable; give a file in a writable directory (node_exporter reads *.prom files)")
+            }
+        }
+        return options
     }
 
     private static func checkCounts(_ command: SendCommand) throws {

@@ -53,6 +53,7 @@ struct InProcessCampaign {
     static func run(rows: Int, mocks: MockEndpoints, source: TokenSource? = nil,
                     configure: (inout CampaignConfiguration) -> Void = { _ in },
                     prepareOutput: ((String) throws -> Void)? = nil,
+                    beforeRun: (Campaign) -> Void = { _ in },
                     whileRunning: (Campaign) -> Void = { _ in }) throws -> InProcessCampaign {
         let directory = try TemporaryDirectory()
         var csv = "device_token\n"
@@ -74,6 +75,7 @@ struct InProcessCampaign {
         }
 
         let campaign = Campaign(configuration: configuration)
+        beforeRun(campaign)
         let outcome = Mutex<Result<Campaign.Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {

@@ -1,0 +1,39 @@
+/// What a worker hands on: each row's final record to the writer thread (in batches, at most once
+/// per reactor turn), and its `WorkerCounters` to the `RunRecorder` about once a second.
+extension Worker {
+    func finish(_ record: consuming RowResult) {
+        finished.append(consume record)
+        if finished.count >= 512 { publish() }
+    }
+
+    /// Records are handed to the writer in batches, once per reactor turn at most.
+    func schedulePublish() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        reactor.execute { [unowned self] in
+            flushScheduled = false
+            publish()
+        }
+    }
+
+    func publish() {
+        guard !finished.isEmpty else { return }
+        shared.outcomes.put(moving: &finished)
+    }
+
+    /// Hands the counters over now and every second until the reactor stops (the recorder's lock
+    /// is taken once a second, never per row).
+    func recordEverySecond() {
+        guard recorder != nil else { return }
+        publishCounters()
+        _ = reactor.schedule(after: .seconds(1)) { [weak self] in self?.recordEverySecond() }
+    }
+
+    /// The counters so far, with the gauges as they are now.
+    func publishCounters() {
+        guard let recorder else { return }
+        counters.inFlight = inFlight.count
+        counters.connectionsOpen = pool.slots.reduce(0) { $0 + ($1.isReady ? 1 : 0) }
+        recorder.publish(worker: index, counters)
+    }
+}
