@@ -38,6 +38,12 @@ enum HelpExamples {
             ("A token issued at a given time, to test how a server judges its age:",
              "apns-bulk token --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --issued-at 1767225600"),
         ],
+        "feedback": [
+            ("The retired feedback service's dead tokens, merged into last night's list:",
+             "apns-bulk feedback --endpoint production --cert-file push.pem --cert-key-file push.key --out dead-tokens.csv"),
+            ("From an in-house relay that still serves it, with a .p12:",
+             "apns-bulk feedback --endpoint relay.internal:2196 --p12-file push.p12 --p12-password-env P12_PASSWORD --out dead.csv"),
+        ],
         "gen": [
             ("A million rows, zstd-compressed, for a benchmark:",
              "apns-bulk gen --rows 1000000 --out campaign.csv.zst"),
