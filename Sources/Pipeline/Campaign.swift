@@ -82,13 +82,18 @@ public final class Campaign: Sendable {
     public func run() throws -> Result {
         let configuration = self.configuration
         let expectedRows: Int?
+        var suspects: [UInt64]?
         let source: CSVSource
         let claim: CampaignDirectory.Claim
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
             if configuration.prescan {
-                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
+                let scan = configuration.allowDuplicates ? nil
+                    : DuplicateScanRequest(defaultTopic: configuration.defaults.topic, bloomBytes: configuration.duplicateFilterBytes)
+                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                              duplicates: scan)
                 expectedRows = prescan.rows
+                suspects = prescan.duplicateSuspects
             } else {
                 expectedRows = nil
             }
@@ -100,11 +105,13 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        return try send(source, expectedRows: expectedRows, claim: claim)
+        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects)
     }
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
-    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+    /// `duplicateSuspects`: the prescan's (nil without one: the reader's stream mode).
+    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
+                                 duplicateSuspects: [UInt64]? = nil) throws -> Result {
         let configuration = claim.configuration
         let directory: CampaignDirectory
         do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
@@ -123,8 +130,10 @@ public final class Campaign: Sendable {
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared)
+        let duplicates = configuration.allowDuplicates ? nil
+            : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
-                            sentMark: directory.sentMark)
+                            sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init))
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)

@@ -70,6 +70,13 @@ public struct CampaignConfiguration: Sendable {
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.
     public var seed: UInt64 = UInt64.random(in: .min ... .max)
 
+    /// `--allow-duplicates`: send every row, even a token (with the same topic) seen before in the
+    /// campaign. Off by default: a later row with the key of an earlier one is `rejected`
+    /// `DuplicateToken`, its record's `duplicate_of` naming the first (`DuplicateTokens`).
+    public var allowDuplicates = false
+    /// The prescan's Bloom filter for duplicate tokens (freed before sending); a test makes it tiny.
+    var duplicateFilterBytes = 32 << 20
+
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false
 

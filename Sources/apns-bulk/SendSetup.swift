@@ -84,6 +84,7 @@ struct SendSetup {
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
+        configuration.allowDuplicates = command.allowDuplicates
         configuration.defaultPayload = payload
         configuration.defaults = defaults
         configuration.connections = command.connections
