@@ -54,6 +54,8 @@ public final class Campaign: Sendable {
         /// `configuration.resume` with rows from memory: a resume reads its input again, and
         /// rows from memory cannot be read again.
         case resumeNeedsFile
+        /// A `--payload-template` placeholder names a column the input's header lacks.
+        case templateColumn(column: String, header: [String], path: String)
 
         /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
@@ -64,6 +66,9 @@ public final class Campaign: Sendable {
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
                 "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
+            case .templateColumn(let column, let header, let path):
+                "--payload-template: placeholder {{\(column)}} names a column \(path) does not have; its header has "
+                    + header.map { "\"\($0)\"" }.joined(separator: ", ") + ": add the column or change the placeholder"
             case .resumeNeedsFile:
                 "resume needs the campaign's input file (it reads it again and skips the rows already recorded); "
                     + "rows from memory cannot be resumed: leave `resume` off, or give another output directory"
@@ -98,26 +103,36 @@ public final class Campaign: Sendable {
                 expectedRows = nil
             }
             source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                   extraColumns: configuration.payloadTemplate?.extraColumns ?? [],
                                    shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
         }
-        if !source.header.has(.payload) && configuration.defaultPayload == nil {
+        if !source.header.has(.payload) && configuration.defaultPayload == nil && configuration.payloadTemplate == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects)
+        let template = try Self.bind(configuration.payloadTemplate, to: source.header, path: configuration.inputPath)
+        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
+    }
+
+    /// The template's placeholders found in `header`, or the run stops before anything is sent.
+    static func bind(_ template: PayloadTemplate?, to header: CSVHeader, path: String) throws -> BoundPayloadTemplate? {
+        guard let template else { return nil }
+        do { return try template.bind(to: header) } catch {
+            throw SetupError.templateColumn(column: error.column, header: error.header, path: path)
+        }
     }
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
     /// `duplicateSuspects`: the prescan's (nil without one: the reader's stream mode).
     func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
-                                 duplicateSuspects: [UInt64]? = nil) throws -> Result {
+                                 duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil) throws -> Result {
         let configuration = claim.configuration
         let directory: CampaignDirectory
         do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
 
-        let shared = CampaignShared(configuration: configuration, control: control)
+        let shared = CampaignShared(configuration: configuration, control: control, template: template)
         let startedAt = ContinuousClock.now
         let writer: ResultWriter
         do {

@@ -23,6 +23,9 @@ public struct CampaignConfiguration: Sendable {
     public var prescan = true
     /// The payload for rows whose `payload` field is empty or absent (`--payload-file`).
     public var defaultPayload: [UInt8]?
+    /// `--payload-template`: filled from each row's columns for rows whose `payload` field is empty
+    /// or absent. Not together with `defaultPayload` (the command refuses both).
+    public var payloadTemplate: PayloadTemplate?
     /// Run-level header values (`--topic`, `--push-type`, ...); a row's own columns override them.
     public var defaults = HeaderValues()
     /// Provider tokens or the client certificate in `tls`.

@@ -37,13 +37,13 @@ final class CampaignShared: Sendable {
         var definite: Bool
     }
 
-    init(configuration: CampaignConfiguration, control: RunControl) {
+    init(configuration: CampaignConfiguration, control: RunControl, template: BoundPayloadTemplate? = nil) {
         self.configuration = configuration
         self.control = control
         work = HandOffQueue(capacity: 8192)
         outcomes = HandOffQueue(capacity: 16384)
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                             auth: configuration.authentication.kind)
+                             auth: configuration.authentication.kind, template: template)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
     }

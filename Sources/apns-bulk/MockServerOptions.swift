@@ -81,6 +81,8 @@ struct MockServerOptions: ParsableArguments {
 
     @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
     var recordOut: String?
+    @Flag(name: .customLong("record-payloads"), help: "With --record-out, also record each request's payload, as a JSON string.")
+    var recordPayloads = false
 
     /// The configuration these flags describe, with every file read. Throws `RunFailure.usage`
     /// naming the flag and the fix.
@@ -122,6 +124,7 @@ struct MockServerOptions: ParsableArguments {
         configuration.seed = seed
         configuration.statsOutPath = statsOut
         configuration.recordOutPath = recordOut
+        configuration.recordPayloads = recordPayloads
         return configuration
     }
 
