@@ -35,6 +35,8 @@ struct CSVRecordCounter {
         }
         let base = raw.assumingMemoryBound(to: UInt8.self)
         let count = bytes.count
+        // A local: the stored optional, bound at each use, cost a retain and a release per row.
+        let duplicates = self.duplicates
         var index = 0
         while index < count {
             switch state {

@@ -78,7 +78,7 @@ public struct CampaignConfiguration: Sendable {
     /// `DuplicateToken`, its record's `duplicate_of` naming the first (`DuplicateTokens`).
     public var allowDuplicates = false
     /// The prescan's Bloom filter for duplicate tokens (freed before sending); a test makes it tiny.
-    var duplicateFilterBytes = 32 << 20
+    var duplicateFilterBytes = 24 << 20
 
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false

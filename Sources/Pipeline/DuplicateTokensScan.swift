@@ -14,17 +14,23 @@ final class DuplicateTokensScan {
     let tokenField: Int
     let topicField: Int
     private let defaultTopicHash: UInt64
-    private var bloom: DuplicateBloom?
-    private(set) var suspects: [UInt64] = []
+    // Stored properties of a class are checked for exclusive access at run time on each use (a
+    // call into the runtime); this one is used by one thread, per field, and so spares that.
+    @exclusivity(unchecked) private var bloom: DuplicateBloom?
+    @exclusivity(unchecked) private(set) var suspects: [UInt64] = []
     /// Set when the scan could not finish (a field over `captureLimit`): no suspects then.
-    private(set) var incomplete = false
+    @exclusivity(unchecked) private(set) var incomplete = false
 
-    private var field = 0
+    @exclusivity(unchecked) private var field = 0
     /// The field being captured: 0 none, 1 the token, 2 the topic.
-    private var capturing = 0
-    private var captureStart = 0
-    private var token: [UInt8] = []
-    private var topic: [UInt8] = []
+    @exclusivity(unchecked) private var capturing = 0
+    @exclusivity(unchecked) private var captureStart = 0
+    /// The captured fields, `captureLimit` bytes each, owned here (freed in deinit): no array
+    /// bookkeeping per row.
+    private let token: UnsafeMutablePointer<UInt8>
+    private let topic: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var tokenCount = 0
+    @exclusivity(unchecked) private var topicCount = 0
 
     /// - Parameters:
     ///   - header: the input's header (which fields hold the token and the topic).
@@ -33,11 +39,16 @@ final class DuplicateTokensScan {
     init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int) {
         tokenField = header.fieldIndex(.deviceToken) ?? -1
         topicField = header.fieldIndex(.topic) ?? -1
-        var topic = Array((defaultTopic ?? "").utf8)
-        defaultTopicHash = topic.withUnsafeMutableBytes { DuplicateKeyHash.topic(UnsafeRawBufferPointer($0)) }
+        let topic = Array((defaultTopic ?? "").utf8)
+        defaultTopicHash = topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
         bloom = DuplicateBloom(bytes: bloomBytes)
-        token.reserveCapacity(256)
-        self.topic.reserveCapacity(256)
+        token = .allocate(capacity: Self.captureLimit)
+        self.topic = .allocate(capacity: Self.captureLimit)
+    }
+
+    deinit {
+        token.deallocate()
+        topic.deallocate()
     }
 
     /// A field begins at `index` of the chunk (after a quoted field's opening quote).
@@ -53,13 +64,12 @@ final class DuplicateTokensScan {
     func unquotedEnds(at index: Int, _ base: UnsafePointer<UInt8>) {
         guard capturing != 0 else { return }
         take(base, upTo: index)
-        if capturing == 1 { Self.trimEnd(&token) } else if capturing == 2 { Self.trimEnd(&topic) }
-        capturing = 0
+        unquotedEndsAtInputEnd()
     }
 
     /// The input ends inside the unquoted field being captured (its bytes taken at the chunk's end).
     func unquotedEndsAtInputEnd() {
-        if capturing == 1 { Self.trimEnd(&token) } else if capturing == 2 { Self.trimEnd(&topic) }
+        if capturing == 1 { Self.trimEnd(token, &tokenCount) } else if capturing == 2 { Self.trimEnd(topic, &topicCount) }
         capturing = 0
     }
 
@@ -76,14 +86,15 @@ final class DuplicateTokensScan {
 
     /// The input ends after the quoted field being captured (its bytes taken at the chunk's end).
     func quotedEndsAtInputEnd() {
-        if capturing == 1 { Self.unquote(&token) } else if capturing == 2 { Self.unquote(&topic) }
+        if capturing == 1 { Self.unquote(token, &tokenCount) } else if capturing == 2 { Self.unquote(topic, &topicCount) }
         capturing = 0
     }
 
     @inline(__always)
-    func nextField() { field += 1 }
+    func nextField() { field &+= 1 }
 
     /// The chunk ends inside the field being captured: its bytes so far are taken.
+    @inline(__always)
     func chunkEnds(count: Int, _ base: UnsafePointer<UInt8>, inField: Bool) {
         guard capturing != 0 else { return }
         if inField { take(base, upTo: count) }
@@ -91,18 +102,25 @@ final class DuplicateTokensScan {
     }
 
     /// A record ended; the first is the header.
+    @inline(__always)
     func rowEnds(isHeader: Bool) {
         defer {
             field = 0
             capturing = 0
-            token.removeAll(keepingCapacity: true)
-            topic.removeAll(keepingCapacity: true)
+            tokenCount = 0
+            topicCount = 0
         }
         guard !isHeader, !incomplete, let bloom else { return }
-        let tokenHash = token.withUnsafeBytes { DuplicateKeyHash.token($0) }
-        let topicHash = topic.isEmpty ? defaultTopicHash : topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
+        let tokenHash = DuplicateKeyHash.token(UnsafeRawBufferPointer(start: token, count: tokenCount))
+        let topicHash = topicCount == 0 ? defaultTopicHash
+            : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
         let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash)
         guard bloom.insert(hash) else { return }
+        suspect(hash)
+    }
+
+    @inline(never)
+    private func suspect(_ hash: UInt64) {
         if suspects.count == suspects.capacity && suspects.count >= 4096 { compact() }
         suspects.append(hash)
     }
@@ -128,38 +146,42 @@ final class DuplicateTokensScan {
         suspects.removeSubrange(kept...)
     }
 
+    @inline(__always)
     private func take(_ base: UnsafePointer<UInt8>, upTo end: Int) {
         guard end > captureStart else { return }
-        let bytes = UnsafeBufferPointer(start: base + captureStart, count: end - captureStart)
+        let length = end - captureStart
+        let start = captureStart
         captureStart = end
-        if capturing == 1 { append(bytes, to: &token) } else { append(bytes, to: &topic) }
+        if capturing == 1 { append(base + start, length, to: token, &tokenCount) } else { append(base + start, length, to: topic, &topicCount) }
     }
 
-    private func append(_ bytes: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
-        guard buffer.count + bytes.count <= Self.captureLimit else {
+    @inline(__always)
+    private func append(_ bytes: UnsafePointer<UInt8>, _ length: Int, to buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        guard count + length <= Self.captureLimit else {
             incomplete = true
             capturing = 0
             return
         }
-        buffer.append(contentsOf: bytes)
+        (buffer + count).update(from: bytes, count: length)
+        count += length
     }
 
-    private static func unquote(_ buffer: inout [UInt8]) {
-        trimEnd(&buffer)
-        if buffer.last == 0x22 { buffer.removeLast() }
-        guard buffer.contains(0x22) else { return }
+    private static func unquote(_ buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        trimEnd(buffer, &count)
+        if count > 0 && buffer[count - 1] == 0x22 { count -= 1 }
         var kept = 0
         var index = 0
-        while index < buffer.count {
+        while index < count {
             buffer[kept] = buffer[index]
-            index += buffer[index] == 0x22 && index + 1 < buffer.count && buffer[index + 1] == 0x22 ? 2 : 1
+            index += buffer[index] == 0x22 && index + 1 < count && buffer[index + 1] == 0x22 ? 2 : 1
             kept += 1
         }
-        buffer.removeSubrange(kept...)
+        count = kept
     }
 
-    private static func trimEnd(_ buffer: inout [UInt8]) {
-        while let last = buffer.last, last == 0x20 || last == 0x09 { buffer.removeLast() }
+    @inline(__always)
+    private static func trimEnd(_ buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        while count > 0 && (buffer[count - 1] == 0x20 || buffer[count - 1] == 0x09) { count -= 1 }
     }
 }
 

@@ -46,7 +46,7 @@ final class Reader<Source: RowSource>: Sendable {
                     if let done, done.contains(batch.number(at: index)) {
                         // A row recorded before a crash was seen: a later copy is still a duplicate.
                         if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
-                            _ = duplicates.firstRow(of: job.row, token: job.pathToken, topic: batch.field(.topic, at: index))
+                            _ = duplicates.firstRow(of: job.row, token: job.pathToken, topic: Self.ownTopic(batch, at: index))
                         }
                         continue
                     }
@@ -58,7 +58,7 @@ final class Reader<Source: RowSource>: Sendable {
                     case .send(let job):
                         if let duplicates,
                            let first = duplicates.firstRow(of: job.row, token: job.pathToken,
-                                                           topic: batch.field(.topic, at: index)) {
+                                                           topic: Self.ownTopic(batch, at: index)) {
                             records.append(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
                                                      reason: DuplicateTokens.reason, duplicateOf: first))
                             continue
@@ -88,6 +88,13 @@ final class Reader<Source: RowSource>: Sendable {
         writer.rowsRead.store(rows, ordering: .releasing)
         // The writer may be waiting for a full batch of records that will never come.
         shared.outcomes.wakeConsumer()
+    }
+
+    /// The row's own non-empty topic; nil (no slice, which would retain the batch) for the usual row.
+    @inline(__always)
+    private static func ownTopic(_ batch: borrowing CSVBatch, at index: Int) -> ArraySlice<UInt8>? {
+        guard let range = batch.fieldRange(.topic, at: index), !range.isEmpty else { return nil }
+        return batch.field(.topic, at: index)
     }
 
     private func hand(_ jobs: inout [Job], _ records: inout [RowResult]) {
