@@ -16,7 +16,9 @@ final class DuplicateTokensScan {
     private let defaultTopicHash: UInt64
     // Stored properties of a class are checked for exclusive access at run time on each use (a
     // call into the runtime); this one is used by one thread, per field, and so spares that.
-    @exclusivity(unchecked) private var bloom: DuplicateBloom?
+    /// Freed with the scan, when the prescan returns. A constant: binding an optional per row
+    /// cost a retain and a release.
+    private let bloom: DuplicateBloom
     @exclusivity(unchecked) private(set) var suspects: [UInt64] = []
     /// Set when the scan could not finish (a field over `captureLimit`): no suspects then.
     @exclusivity(unchecked) private(set) var incomplete = false
@@ -110,7 +112,7 @@ final class DuplicateTokensScan {
             tokenCount = 0
             topicCount = 0
         }
-        guard !isHeader, !incomplete, let bloom else { return }
+        guard !isHeader, !incomplete else { return }
         let tokenHash = DuplicateKeyHash.token(UnsafeRawBufferPointer(start: token, count: tokenCount))
         let topicHash = topicCount == 0 ? defaultTopicHash
             : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
@@ -125,10 +127,8 @@ final class DuplicateTokensScan {
         suspects.append(hash)
     }
 
-    /// The scan is over: the filter is freed, and the suspects come sorted, each once; nil when
-    /// the scan could not finish.
+    /// The scan is over: the suspects come sorted, each once; nil when the scan could not finish.
     func finish() -> [UInt64]? {
-        bloom = nil
         guard !incomplete else { return nil }
         compact()
         return suspects
