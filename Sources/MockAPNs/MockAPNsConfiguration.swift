@@ -82,6 +82,8 @@ public struct MockAPNsConfiguration: Sendable {
     public var statsOutPath: String?
     /// Where to record every request answered, one JSON line each, zstd (`--record-out`).
     public var recordOutPath: String?
+    /// The record holds each request's body too (`--record-payloads`): for tests of what was sent.
+    public var recordPayloads = false
     /// Provider token verdicts kept (distinct tokens); beyond it the cache starts over.
     public var tokenCacheCapacity = 4096
     /// When the server started, in ms since 1970: the 410 timestamp of unregistered tokens listed

@@ -44,7 +44,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         if let recorder = server.recorder {
             recorder.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                             stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID.text,
-                            status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason)
+                            status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason,
+                            payload: server.configuration.recordPayloads ? request.body : nil)
         }
         adjustStreams(after: answer, on: connection)
         if requests == goawayAfter {

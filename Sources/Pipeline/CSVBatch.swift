@@ -24,10 +24,13 @@ public struct CSVRow: Sendable {
 /// The rows parsed from one read chunk, in one allocation: hand it to another thread as a whole.
 public struct CSVBatch: Sendable, RandomAccessCollection {
     /// A start and an end offset in `storage` per known column (-1 when the row has no such field).
-    static let boundsPerRow = 16
+    static let knownBoundsPerRow = 16
 
     let storage: [UInt8]
     let bounds: [Int32]
+    /// A row's bounds: the known columns', then those of the extra columns a payload template
+    /// reads (`CSVParser.extraColumns`), slot `CSVColumn.allCases.count + k` for the k-th.
+    let boundsPerRow: Int
     let numbers: [Int]
     let problems: [Int: CSVRowProblem]
 
@@ -38,7 +41,7 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
     /// Row `index` (0-based within the batch; its `number` counts from the file's start).
     public subscript(index: Int) -> CSVRow {
         CSVRow(number: numbers[index], problem: problem(at: index), storage: storage, bounds: bounds,
-               boundsBase: index * Self.boundsPerRow)
+               boundsBase: index * boundsPerRow)
     }
 
     // Reading a row's parts from the batch itself, as the reader does, makes no `CSVRow`: that would
@@ -57,7 +60,14 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
 
     /// Where the field is in `storage`: for a check that needs no slice (a slice retains the storage).
     func fieldRange(_ column: CSVColumn, at index: Int) -> Range<Int>? {
-        Self.fieldRange(column, bounds: bounds, base: index * Self.boundsPerRow)
+        Self.fieldRange(column, bounds: bounds, base: index * boundsPerRow)
+    }
+
+    /// The field in `slot` (a known column's raw value, or an extra column's), for a template.
+    func field(slot: Int, at index: Int) -> ArraySlice<UInt8>? {
+        let base = index * boundsPerRow + 2 * slot
+        guard 2 * slot < boundsPerRow, bounds[base] >= 0 else { return nil }
+        return storage[Int(bounds[base])..<Int(bounds[base + 1])]
     }
 
     fileprivate static func fieldRange(_ column: CSVColumn, bounds: [Int32], base: Int) -> Range<Int>? {

@@ -3,7 +3,7 @@
 /// per-field `append(contentsOf:)`.
 ///
 /// `storage` and `bounds` are allocated ahead: their `count` is their capacity, and only the first
-/// `bytesUsed`/`boundsUsed` elements have been written. The last `CSVBatch.boundsPerRow` bounds
+/// `bytesUsed`/`boundsUsed` elements have been written. The last `boundsPerRow` bounds
 /// written are the row in progress (-1 until its field arrives); its bytes start at `rowStart`.
 /// Nothing past what was written is ever read: `takeBatch` cuts the arrays to the finished rows.
 struct CSVBatchBuilder {
@@ -14,9 +14,12 @@ struct CSVBatchBuilder {
     private var boundsUsed = 0
     private var numbers: [Int] = []
     private var problems: [Int: CSVRowProblem] = [:]
+    private let boundsPerRow: Int
 
-    init() {
-        precondition(CSVBatch.boundsPerRow == 2 * CSVColumn.allCases.count, "a start and an end per column")
+    /// `extraColumns`: the columns a payload template reads besides the known ones.
+    init(extraColumns: Int = 0) {
+        precondition(CSVBatch.knownBoundsPerRow == 2 * CSVColumn.allCases.count, "a start and an end per column")
+        boundsPerRow = CSVBatch.knownBoundsPerRow + 2 * extraColumns
         openRow()
     }
 
@@ -33,7 +36,7 @@ struct CSVBatchBuilder {
             }
         }
         bytesUsed = start + count
-        let slot = boundsUsed - CSVBatch.boundsPerRow + 2 * column
+        let slot = boundsUsed - boundsPerRow + 2 * column
         let end = bytesUsed
         bounds.withUnsafeMutableBufferPointer { bounds in
             bounds[slot] = Int32(start)
@@ -52,7 +55,7 @@ struct CSVBatchBuilder {
     /// Hands out the finished rows; the row in progress moves to fresh arrays as large as these,
     /// so the next batch seldom grows.
     mutating func takeBatch() -> CSVBatch {
-        let boundsPerRow = CSVBatch.boundsPerRow
+        let boundsPerRow = self.boundsPerRow
         let carried = bytesUsed - rowStart
         var nextStorage = Self.unwritten(UInt8.self, count: storage.count)
         var nextBounds = Self.unwritten(Int32.self, count: bounds.count)
@@ -73,7 +76,8 @@ struct CSVBatchBuilder {
         }
         storage.removeSubrange(rowStart...)
         bounds.removeSubrange(inProgress...)
-        let batch = CSVBatch(storage: storage, bounds: bounds, numbers: numbers, problems: problems)
+        let batch = CSVBatch(storage: storage, bounds: bounds, boundsPerRow: boundsPerRow, numbers: numbers,
+                             problems: problems)
 
         storage = nextStorage
         bytesUsed = carried
@@ -87,7 +91,7 @@ struct CSVBatchBuilder {
     }
 
     private mutating func openRow() {
-        let boundsPerRow = CSVBatch.boundsPerRow
+        let boundsPerRow = self.boundsPerRow
         if bounds.count - boundsUsed < boundsPerRow { Self.grow(&bounds, used: boundsUsed, toHold: boundsPerRow) }
         let first = boundsUsed
         bounds.withUnsafeMutableBufferPointer { bounds in

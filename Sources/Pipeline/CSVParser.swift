@@ -30,7 +30,10 @@ final class CSVParser {
     @exclusivity(unchecked) private var chunkStartLine = 1
     @exclusivity(unchecked) private var fieldIndex = 0
     @exclusivity(unchecked) private var rowProblem: CSVRowProblem?
-    @exclusivity(unchecked) private var batch = CSVBatchBuilder()
+    @exclusivity(unchecked) private var batch: CSVBatchBuilder
+    /// Header names (lower case, trimmed) of columns a payload template reads besides the known
+    /// ones: kept in the batch's slots after theirs.
+    private let extraColumns: [String]
 
     /// A column every data row must fill (the prescan's topic check; only without `keepsFields`).
     var requiredColumn: CSVColumn?
@@ -39,9 +42,11 @@ final class CSVParser {
     /// The first data row whose required column is empty or absent.
     private(set) var firstRowMissingRequired: Int?
 
-    init(path: String, keepsFields: Bool) {
+    init(path: String, keepsFields: Bool, extraColumns: [String] = []) {
         self.path = path
         self.keepsFields = keepsFields
+        self.extraColumns = extraColumns
+        batch = CSVBatchBuilder(extraColumns: extraColumns.count)
         parser = .allocate(capacity: 1)
         csv_init(parser, apnsbulk_csv_strict | apnsbulk_csv_strict_fini)
         // libcsv grows a field's buffer by this much per realloc (128 bytes by default): a field
@@ -128,6 +133,8 @@ final class CSVParser {
         if count > Self.maxFieldBytes {
             if rowProblem == nil, let known = CSVColumn(rawValue: column) {
                 rowProblem = .fieldTooLarge(column: known, bytes: count)
+            } else {
+                unusedFieldTooLarge(bytes: count)
             }
             return
         }
@@ -170,7 +177,9 @@ final class CSVParser {
         if let first = names.first, first.hasPrefix("\u{FEFF}") { names[0] = String(first.dropFirst()) }
         var columns = Set<CSVColumn>()
         columnOfField = names.map { name in
-            guard let column = CSVColumn(headerName: name.trimmingSpaces) else { return -1 }
+            guard let column = CSVColumn(headerName: name.trimmingSpaces) else {
+                return extraColumns.firstIndex(of: name.trimmingSpaces.lowercased()).map { CSVColumn.allCases.count + $0 } ?? -1
+            }
             if !columns.insert(column).inserted, error == nil { error = .duplicateColumn(path: path, name: column.headerName) }
             return column.rawValue
         }

@@ -24,6 +24,8 @@ struct CSVRecordCounter {
     private(set) var isSuspicious = false
     private var offset = 0
     private var fieldStart = 0
+    /// Told where each token and topic field lies, when the run looks for duplicate tokens.
+    var duplicates: DuplicateTokensScan?
 
     mutating func scan(_ bytes: UnsafeRawBufferPointer) {
         guard !isSuspicious, let raw = bytes.baseAddress else { return }
@@ -33,6 +35,8 @@ struct CSVRecordCounter {
         }
         let base = raw.assumingMemoryBound(to: UInt8.self)
         let count = bytes.count
+        // A local: the stored optional, bound at each use, cost a retain and a release per row.
+        let duplicates = self.duplicates
         var index = 0
         while index < count {
             switch state {
@@ -46,32 +50,57 @@ struct CSVRecordCounter {
                 case 0x22:
                     isSuspicious = true
                     return
-                case 0x2C: state = .fieldNotBegun
+                case 0x2C:
+                    state = .fieldNotBegun
+                    if let duplicates {
+                        duplicates.unquotedEnds(at: index, base)
+                        duplicates.nextField()
+                    }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
+                    if let duplicates {
+                        duplicates.unquotedEnds(at: index, base)
+                        duplicates.rowEnds(isHeader: records == 1)
+                    }
                 default: break
                 }
             case .rowNotBegun, .fieldNotBegun:
                 switch base[index] {
                 case 0x20, 0x09: break
                 case 0x0D, 0x0A:
-                    if case .fieldNotBegun = state { records += 1 }
+                    if case .fieldNotBegun = state {
+                        records += 1
+                        duplicates?.rowEnds(isHeader: records == 1)
+                    }
                     state = .rowNotBegun
                 case 0x22:
                     state = .quoted
                     fieldStart = offset + index
-                case 0x2C: state = .fieldNotBegun
+                    duplicates?.fieldBegins(at: index + 1)
+                case 0x2C:
+                    state = .fieldNotBegun
+                    duplicates?.nextField()
                 default:
                     state = .unquoted
                     fieldStart = offset + index
+                    duplicates?.fieldBegins(at: index)
                 }
             case .quoteInQuoted(let spaces):
                 switch base[index] {
-                case 0x2C: state = .fieldNotBegun
+                case 0x2C:
+                    state = .fieldNotBegun
+                    if let duplicates {
+                        duplicates.quotedEnds(at: index, base)
+                        duplicates.nextField()
+                    }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
+                    if let duplicates {
+                        duplicates.quotedEnds(at: index, base)
+                        duplicates.rowEnds(isHeader: records == 1)
+                    }
                 case 0x20, 0x09: state = .quoteInQuoted(spaces: true)
                 case 0x22 where !spaces: state = .quoted
                 default:
@@ -80,6 +109,13 @@ struct CSVRecordCounter {
                 }
             }
             index += 1
+        }
+        if let duplicates {
+            let inField = switch state {
+            case .unquoted, .quoted, .quoteInQuoted: true
+            case .rowNotBegun, .fieldNotBegun: false
+            }
+            duplicates.chunkEnds(count: count, base, inField: inField)
         }
         offset += count
         switch state {
@@ -128,7 +164,12 @@ struct CSVRecordCounter {
         switch state {
         case .quoted: isSuspicious = true
         case .rowNotBegun: break
-        case .fieldNotBegun, .unquoted, .quoteInQuoted: records += 1
+        case .fieldNotBegun, .unquoted, .quoteInQuoted:
+            records += 1
+            if let duplicates {
+                if case .unquoted = state { duplicates.unquotedEndsAtInputEnd() } else { duplicates.quotedEndsAtInputEnd() }
+                duplicates.rowEnds(isHeader: records == 1)
+            }
         }
         state = .rowNotBegun
     }

@@ -37,12 +37,18 @@ public final class CSVSource {
     ///   - chunkSize: bytes read at a time; a batch holds about one chunk's rows.
     ///   - requiresTopic: the header must have a `topic` column (token auth with no `--topic`).
     ///   - shouldStop: asked while a stream keeps us waiting; true ends the wait with `.interrupted`.
-    public init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
+    public convenience init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
                 shouldStop: @escaping @Sendable () -> Bool = { false }) throws(InputFileError) {
+        try self.init(path: path, chunkSize: chunkSize, requiresTopic: requiresTopic, extraColumns: [], shouldStop: shouldStop)
+    }
+
+    /// The same, also keeping `extraColumns` (names in lower case), which a payload template reads.
+    init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false, extraColumns: [String],
+         shouldStop: @escaping @Sendable () -> Bool = { false }) throws(InputFileError) {
         self.chunkSize = chunkSize
         file = try InputFile(path: path, shouldStop: shouldStop)
         self.path = file.path
-        parser = CSVParser(path: file.path, keepsFields: true)
+        parser = CSVParser(path: file.path, keepsFields: true, extraColumns: extraColumns)
         chunk.reserveCapacity(chunkSize)
         do {
             while parser.header == nil {

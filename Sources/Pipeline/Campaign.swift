@@ -64,6 +64,8 @@ public final class Campaign: Sendable {
         case spreadNeedsRowCount
         /// `dryRun` with `resume`: a dry run sends nothing, so there is nothing to continue.
         case dryRunCannotResume
+        /// A `--payload-template` placeholder names a column the input's header lacks.
+        case templateColumn(column: String, header: [String], path: String)
 
         /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
@@ -74,6 +76,9 @@ public final class Campaign: Sendable {
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
                 "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
+            case .templateColumn(let column, let header, let path):
+                "--payload-template: placeholder {{\(column)}} names a column \(path) does not have; its header has "
+                    + header.map { "\"\($0)\"" }.joined(separator: ", ") + ": add the column or change the placeholder"
             case .resumeNeedsFile:
                 "resume needs the campaign's input file (it reads it again and skips the rows already recorded); "
                     + "rows from memory cannot be resumed: leave `resume` off, or give another output directory"
@@ -97,6 +102,7 @@ public final class Campaign: Sendable {
     public func run() throws -> Result {
         let configuration = self.configuration
         let expectedRows: Int?
+        var suspects: [UInt64]?
         let source: CSVSource
         let claim: CampaignDirectory.Claim
         if configuration.dryRun && configuration.resume { throw SetupError.dryRunCannotResume }
@@ -104,25 +110,43 @@ public final class Campaign: Sendable {
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
             if configuration.prescan {
-                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
+                let scan = configuration.allowDuplicates ? nil
+                    : DuplicateScanRequest(defaultTopic: configuration.defaults.topic, bloomBytes: configuration.duplicateFilterBytes)
+                let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                              duplicates: scan)
                 expectedRows = prescan.rows
+                suspects = prescan.duplicateSuspects
             } else {
                 expectedRows = nil
             }
             source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
+                                   extraColumns: configuration.payloadTemplate?.extraColumns ?? [],
                                    shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
         }
-        if !source.header.has(.payload) && configuration.defaultPayload == nil {
+        if !source.header.has(.payload) && configuration.defaultPayload == nil && configuration.payloadTemplate == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        if configuration.dryRun { return try dryRun(source, expectedRows: expectedRows, claim: claim) }
-        return try send(source, expectedRows: expectedRows, claim: claim)
+        let template = try Self.bind(configuration.payloadTemplate, to: source.header, path: configuration.inputPath)
+        if configuration.dryRun {
+            return try dryRun(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
+        }
+        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
+    }
+
+    /// The template's placeholders found in `header`, or the run stops before anything is sent.
+    static func bind(_ template: PayloadTemplate?, to header: CSVHeader, path: String) throws -> BoundPayloadTemplate? {
+        guard let template else { return nil }
+        do { return try template.bind(to: header) } catch {
+            throw SetupError.templateColumn(column: error.column, header: error.header, path: path)
+        }
     }
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
-    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+    /// `duplicateSuspects`: the prescan's (nil without one: the reader's stream mode).
+    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
+                                 duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil) throws -> Result {
         var configuration = claim.configuration
         if configuration.spreadSeconds != nil && expectedRows == nil { throw SetupError.spreadNeedsRowCount }
         let directory: CampaignDirectory
@@ -132,7 +156,7 @@ public final class Campaign: Sendable {
             configuration.rate = PacerDuration.rate(rows: rows - (directory.resumed?.done.count ?? 0), seconds: spread)
         }
 
-        let shared = CampaignShared(configuration: configuration, control: control)
+        let shared = CampaignShared(configuration: configuration, control: control, template: template)
         let startedAt = ContinuousClock.now
         recorder.start(at: startedAt)
         let writer: ResultWriter
@@ -148,8 +172,10 @@ public final class Campaign: Sendable {
         let workers = try startWorkers(shared: shared, recorder: recorder)
         // Made once nothing more can throw: its push thread ends only in `finish()`.
         let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
+        let duplicates = configuration.allowDuplicates ? nil
+            : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
-                            sentMark: directory.sentMark)
+                            sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init))
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)

@@ -23,6 +23,9 @@ public struct CampaignConfiguration: Sendable {
     public var prescan = true
     /// The payload for rows whose `payload` field is empty or absent (`--payload-file`).
     public var defaultPayload: [UInt8]?
+    /// `--payload-template`: filled from each row's columns for rows whose `payload` field is empty
+    /// or absent. Not together with `defaultPayload` (the command refuses both).
+    public var payloadTemplate: PayloadTemplate?
     /// Run-level header values (`--topic`, `--push-type`, ...); a row's own columns override them.
     public var defaults = HeaderValues()
     /// Provider tokens or the client certificate in `tls`.
@@ -92,6 +95,13 @@ public struct CampaignConfiguration: Sendable {
     public var binaryQuietMilliseconds = 1000
     /// `--binary-window`: notifications per binary connection sent and not yet known good, at most.
     public var binaryWindow = 10_000
+
+    /// `--allow-duplicates`: send every row, even a token (with the same topic) seen before in the
+    /// campaign. Off by default: a later row with the key of an earlier one is `rejected`
+    /// `DuplicateToken`, its record's `duplicate_of` naming the first (`DuplicateTokens`).
+    public var allowDuplicates = false
+    /// The prescan's Bloom filter for duplicate tokens (freed before sending); a test makes it tiny.
+    var duplicateFilterBytes = 24 << 20
 
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false

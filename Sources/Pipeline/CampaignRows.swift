@@ -28,7 +28,10 @@ extension Campaign {
         let claim: CampaignDirectory.Claim
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         let expectedRows = try Self.count(rows, requiringTopic: configuration.rowsNeedTopic)
-        return try send(RowSequenceSource(rows), expectedRows: expectedRows, claim: claim)
+        // A row from memory has the known columns only.
+        let header = CSVHeader(names: CSVColumn.allCases.map(\.headerName), columns: Set(CSVColumn.allCases))
+        let template = try Self.bind(configuration.payloadTemplate, to: header, path: Self.rowsInputName)
+        return try send(RowSequenceSource(rows), expectedRows: expectedRows, claim: claim, template: template)
     }
 
     /// A collection's row count, and its first row without a topic when every row needs one

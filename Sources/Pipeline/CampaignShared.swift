@@ -39,13 +39,13 @@ final class CampaignShared: Sendable {
         var definite: Bool
     }
 
-    init(configuration: CampaignConfiguration, control: RunControl) {
+    init(configuration: CampaignConfiguration, control: RunControl, template: BoundPayloadTemplate? = nil) {
         self.configuration = configuration
         self.control = control
         work = HandOffQueue(capacity: 8192)
         outcomes = HandOffQueue(capacity: 16384)
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                             auth: configuration.authentication.kind)
+                             auth: configuration.authentication.kind, template: template)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
         pacer = configuration.rate.map { Pacer(rate: $0) }
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))

@@ -5,7 +5,8 @@
 /// outcome would be APNs'), dead-tokens.csv only its header, and summary.json `would_send`.
 /// campaign.json is not written: the directory is no campaign to `--resume`.
 extension Campaign {
-    func dryRun<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+    func dryRun<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
+                                   duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil) throws -> Result {
         let configuration = claim.configuration
         let directory = configuration.outputDirectory
         let log: ResultLog
@@ -17,7 +18,9 @@ extension Campaign {
             throw SetupError.output(path: directory, detail: "\(error)")
         }
         let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                                 auth: configuration.authentication.kind)
+                                 auth: configuration.authentication.kind, template: template)
+        let duplicates = configuration.allowDuplicates ? nil
+            : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let startedAt = ContinuousClock.now
         let progress = configuration.showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
         var summary = Summary(rows: 0)
@@ -37,8 +40,14 @@ extension Campaign {
                     case .rejected(let reason):
                         record(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                          outcome: .rejected, reason: reason))
-                    case .send:
-                        wouldSend += 1
+                    case .send(let job):
+                        if let duplicates,
+                           let first = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index)) {
+                            record(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
+                                             reason: DuplicateTokens.reason, duplicateOf: first))
+                        } else {
+                            wouldSend += 1
+                        }
                     }
                 }
                 lastRow = batch.numbers.last ?? lastRow

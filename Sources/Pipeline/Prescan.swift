@@ -4,6 +4,17 @@ public struct PrescanResult: Sendable, Equatable {
     public let rows: Int
     /// The header row.
     public let header: CSVHeader
+    /// The hashes of duplicate keys the Bloom filter saw more than once (`DuplicateTokensScan`),
+    /// when a scan was asked for and could finish.
+    var duplicateSuspects: [UInt64]?
+}
+
+/// What the prescan needs to look for duplicate tokens as it counts.
+struct DuplicateScanRequest {
+    /// `--topic`: the key's topic for a row with an empty one.
+    var defaultTopic: String?
+    /// The Bloom filter's size, freed when the prescan ends.
+    var bloomBytes: Int
 }
 
 /// One streaming pass over the campaign, so what is wrong with the file itself stops the run before
@@ -19,18 +30,41 @@ public struct PrescanResult: Sendable, Equatable {
 public enum Prescan {
     /// Reads the whole input once; throws what is wrong with the file itself, naming its line.
     public static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false) throws(InputFileError) -> PrescanResult {
-        if requiresTopic { return try parseAll(path: path, chunkSize: chunkSize, requiring: .topic) }
-        if let records = try? countRecords(path: path, chunkSize: chunkSize) {
+        try run(path: path, chunkSize: chunkSize, requiresTopic: requiresTopic, duplicates: nil)
+    }
+
+    /// The same, also finding the duplicate keys' suspects when `duplicates` is given. The scan
+    /// rides on the counting pass; where libcsv must look instead (`requiresTopic`), the counting
+    /// pass is made after it for the scan alone. The suspects are nil when no scan could finish.
+    static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
+                    duplicates: DuplicateScanRequest?) throws(InputFileError) -> PrescanResult {
+        func scan() -> DuplicateTokensScan? {
+            guard let duplicates, let header = try? readHeader(path: path, chunkSize: chunkSize) else { return nil }
+            return DuplicateTokensScan(header: header, defaultTopic: duplicates.defaultTopic, bloomBytes: duplicates.bloomBytes)
+        }
+        if requiresTopic {
+            var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic)
+            if let scan = scan(), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
+                result.duplicateSuspects = scan.finish()
+            }
+            return result
+        }
+        let scan = scan()
+        if let records = try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan) {
             let header = try readHeader(path: path, chunkSize: chunkSize)
-            return PrescanResult(rows: max(0, records - 1), header: header)
+            var result = PrescanResult(rows: max(0, records - 1), header: header)
+            result.duplicateSuspects = scan?.finish()
+            return result
         }
         return try parseAll(path: path, chunkSize: chunkSize)
     }
 
     /// Records (the header's included), or nil when libcsv should look.
-    private static func countRecords(path: String, chunkSize: Int) throws(InputFileError) -> Int? {
+    private static func countRecords(path: String, chunkSize: Int,
+                                     duplicates: DuplicateTokensScan? = nil) throws(InputFileError) -> Int? {
         let file = try InputFile(path: path)
         var counter = CSVRecordCounter()
+        counter.duplicates = duplicates
         var chunk: [UInt8] = []
         chunk.reserveCapacity(chunkSize)
         while try file.read(into: &chunk, limit: chunkSize) {

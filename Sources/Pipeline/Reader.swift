@@ -14,10 +14,13 @@ final class Reader<Source: RowSource>: Sendable {
     private let done: DoneRows?
     /// Raised before a batch's rows are handed on: what a crash may have sent.
     private let sentMark: SentMark?
+    /// The duplicate-token check; nil with `--allow-duplicates`.
+    private let duplicates: ThreadBound<DuplicateTokens>?
 
     init(source: ThreadBound<Source>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
-         sentMark: SentMark?) {
+         sentMark: SentMark?, duplicates: ThreadBound<DuplicateTokens>? = nil) {
         self.source = source
+        self.duplicates = duplicates
         self.shared = shared
         self.writer = writer
         self.done = done
@@ -27,6 +30,7 @@ final class Reader<Source: RowSource>: Sendable {
     func run() {
         let decoder = shared.decoder
         let done = self.done
+        let duplicates = self.duplicates?.value
         var rows = 0
         /// The last row number read (`rows` leaves out the rows a resumed run skips).
         var lastRow = 0
@@ -39,13 +43,26 @@ final class Reader<Source: RowSource>: Sendable {
                     lastRow = last
                 }
                 for index in batch.indices {
-                    if let done, done.contains(batch.number(at: index)) { continue }
+                    if let done, done.contains(batch.number(at: index)) {
+                        // A row recorded before a crash was seen: a later copy is still a duplicate.
+                        if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
+                            _ = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index))
+                        }
+                        continue
+                    }
                     rows += 1
                     switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))
                     case .send(let job):
+                        if let duplicates,
+                           let first = duplicates.firstRow(of: job.row, token: job.pathToken,
+                                                           topic: DuplicateTokens.ownTopic(batch, at: index)) {
+                            records.append(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
+                                                     reason: DuplicateTokens.reason, duplicateOf: first))
+                            continue
+                        }
                         // The flag is one atomic load; the cause behind it takes a lock, so only
                         // a stopping run reads it.
                         if shared.control.isStopping {

@@ -22,11 +22,14 @@ public struct ResultRecord: Sendable, Equatable {
     public var endpoint: String?
     /// Written only when true.
     public var retriedAfterConnectionLoss: Bool
+    /// For a `DuplicateToken` rejection, the row with the same token (and topic) that was sent;
+    /// nil (and left out of the line) otherwise.
+    public var duplicateOf: Int?
 
     /// A record; what a row never got (status, reason, ...) is left out.
     public init(row: Int, deviceToken: String, outcome: Outcome, status: Int = 0, reason: String? = nil,
                 apnsID: String? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
-                endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false) {
+                endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int? = nil) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
@@ -38,6 +41,7 @@ public struct ResultRecord: Sendable, Equatable {
         self.latencyMs = latencyMs
         self.endpoint = endpoint
         self.retriedAfterConnectionLoss = retriedAfterConnectionLoss
+        self.duplicateOf = duplicateOf
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.

@@ -52,6 +52,7 @@ struct ResultRecordParser {
         case "latency_ms": record.latencyMs = try optional { (p: inout Self) throws(Failure) in try p.number() }
         case "endpoint": record.endpoint = try optional { (p: inout Self) throws(Failure) in try p.string() }
         case "retried_after_connection_loss": record.retriedAfterConnectionLoss = try boolean()
+        case "duplicate_of": record.duplicateOf = Int(try integer())
         default: try skipValue()
         }
         return 0

@@ -18,9 +18,12 @@ struct RowDecoder: Sendable {
     private let runPushType: PushType
     /// The default payload's verdict under the run's push type.
     private let defaultPayloadRejection: Rejection?
+    /// `--payload-template`, for rows with an empty or absent `payload` field.
+    private let template: BoundPayloadTemplate?
 
-    init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind) {
+    init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind, template: BoundPayloadTemplate? = nil) {
         self.defaults = defaults
+        self.template = template
         self.auth = auth
         self.defaultPayload = (defaultPayload ?? [])[...]
         do {
@@ -93,6 +96,11 @@ struct RowDecoder: Sendable {
         if let field = batch.field(.payload, at: index), !field.isEmpty {
             payload = field
             if let rejection = NotificationHeaders.payloadRejection(field, pushType: pushType) {
+                return .rejected(reason: rejection.reason.name)
+            }
+        } else if let template {
+            payload = template.fill(batch, at: index)[...]
+            if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
         } else {

@@ -20,10 +20,12 @@ struct RowResult: Sendable {
     let latencyMs: Double?
     let endpoint: String?
     let retriedAfterConnectionLoss: Bool
+    /// `ResultRecord.duplicateOf`, 0 for none: an optional would widen every record by a word.
+    let duplicateOf: Int
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int = 0, reason: String? = nil,
          apnsID: InlineText? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
-         endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false) {
+         endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
@@ -35,13 +37,15 @@ struct RowResult: Sendable {
         self.latencyMs = latencyMs
         self.endpoint = endpoint
         self.retriedAfterConnectionLoss = retriedAfterConnectionLoss
+        self.duplicateOf = duplicateOf
     }
 
     init(_ record: ResultRecord) {
         self.init(row: record.row, deviceToken: Array(record.deviceToken.utf8)[...], outcome: record.outcome,
                   status: record.status, reason: record.reason, apnsID: record.apnsID.map(InlineText.init),
                   attempts: record.attempts, unregisteredAt: record.unregisteredAt, latencyMs: record.latencyMs,
-                  endpoint: record.endpoint, retriedAfterConnectionLoss: record.retriedAfterConnectionLoss)
+                  endpoint: record.endpoint, retriedAfterConnectionLoss: record.retriedAfterConnectionLoss,
+                  duplicateOf: record.duplicateOf ?? 0)
     }
 
     /// The record as the result log's reader sees it.
@@ -49,7 +53,8 @@ struct RowResult: Sendable {
         ResultRecord(row: row, deviceToken: String(decoding: deviceToken, as: UTF8.self), outcome: outcome,
                      status: status, reason: reason, apnsID: apnsID?.description, attempts: attempts,
                      unregisteredAt: unregisteredAt, latencyMs: latencyMs, endpoint: endpoint,
-                     retriedAfterConnectionLoss: retriedAfterConnectionLoss)
+                     retriedAfterConnectionLoss: retriedAfterConnectionLoss,
+                     duplicateOf: duplicateOf == 0 ? nil : duplicateOf)
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
@@ -70,7 +75,7 @@ struct RowResult: Sendable {
         let apnsID = self.apnsID
         let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
-                              retriedAfterConnectionLoss: retriedAfterConnectionLoss,
+                              retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
                               hasReason: self.reason != nil, hasEndpoint: self.endpoint != nil)
         return reason.withUTF8 { reasonBytes in
             endpoint.withUTF8 { endpointBytes in
@@ -98,6 +103,7 @@ struct RowResult: Sendable {
         var unregisteredAt: Int64?
         var latencyMs: Double?
         var retriedAfterConnectionLoss: Bool
+        var duplicateOf: Int
         var hasReason: Bool
         var hasEndpoint: Bool
 
@@ -132,6 +138,10 @@ struct RowResult: Sendable {
                 out.literal(#","endpoint":"#)
                 out.quotedOrNull(scalars.hasEndpoint ? endpointBytes : nil)
                 if scalars.retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
+                if scalars.duplicateOf != 0 {
+                    out.literal(#","duplicate_of":"#)
+                    out.integer(Int64(scalars.duplicateOf))
+                }
                 out.literal("}\n")
             }
             return true
@@ -174,6 +184,10 @@ struct RowResult: Sendable {
         JSONText.appendLiteral(#","endpoint":"#, to: &line)
         JSONText.appendOptionalString(endpoint, to: &line)
         if retriedAfterConnectionLoss { JSONText.appendLiteral(#","retried_after_connection_loss":true"#, to: &line) }
+        if duplicateOf != 0 {
+            JSONText.appendLiteral(#","duplicate_of":"#, to: &line)
+            JSONText.appendInteger(Int64(duplicateOf), to: &line)
+        }
         JSONText.appendLiteral("}\n", to: &line)
     }
 

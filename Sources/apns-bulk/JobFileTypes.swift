@@ -19,6 +19,7 @@ enum JobFileValueKind {
     /// which names an unknown flag.
     static let byKey: [String: JobFileValueKind] = [
         "input": .string, "payload-file": .string, "no-prescan": .boolean,
+        "allow-duplicates": .boolean, "payload-template": .string,
         "topic": .string, "push-type": .string, "priority": .stringOrInteger, "expiration": .stringOrInteger,
         "collapse-id": .string,
         "key-file": .string, "key-id": .string, "team-id": .string, "cert-file": .string, "cert-key-file": .string,

@@ -81,6 +81,8 @@ struct MockServerOptions: ParsableArguments {
 
     @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
     var recordOut: String?
+    @Flag(name: .customLong("record-payloads"), help: "With --record-out, also record each request's payload, as a JSON string.")
+    var recordPayloads = false
 
     @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca.")
     var legacyBinaryListen: String?
@@ -169,6 +171,7 @@ struct MockServerOptions: ParsableArguments {
         configuration.seed = seed
         configuration.statsOutPath = statsOut
         configuration.recordOutPath = recordOut
+        configuration.recordPayloads = recordPayloads
         return configuration
     }
 

@@ -48,6 +48,10 @@ struct SendCommand: ParsableCommand {
     var payloadFile: String?
     @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice; no ETA then. Stdin (-) and named pipes skip it by themselves.")
     var noPrescan = false
+    @Option(name: .customLong("payload-template"), help: "A JSON payload for rows whose payload is empty or absent, its strings holding {{column}} placeholders: each is filled with that column of the row, any header column, escaped as JSON string text. Not together with --payload-file.")
+    var payloadTemplate: String?
+    @Flag(name: .customLong("allow-duplicates"), help: "Send every row. By default a device token that appears again in the campaign with the same topic (case-insensitive) is sent once: the later rows are recorded rejected with reason DuplicateToken and duplicate_of naming the first row.")
+    var allowDuplicates = false
 
     // Run-level headers; a row's own columns override them.
     @Option(help: "apns-topic: the app's bundle id, with the suffix its push type needs, if any.")

@@ -18,6 +18,10 @@ struct SendSetup {
         try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
         let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
+        if command.payloadFile != nil && command.payloadTemplate != nil {
+            throw RunFailure.usage("give --payload-file or --payload-template, not both: both fill the rows whose payload is empty")
+        }
+        let template = try command.payloadTemplate.map { try Self.loadTemplate($0) }
 
         // Credentials: exactly one kind, or none at all when every endpoint is the embedded mock.
         let usesToken = command.keyFile != nil || command.keyID != nil || command.teamID != nil
@@ -92,7 +96,9 @@ struct SendSetup {
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
+        configuration.allowDuplicates = command.allowDuplicates
         configuration.defaultPayload = payload
+        configuration.payloadTemplate = template
         configuration.defaults = defaults
         configuration.connections = command.connections
         configuration.maxStreams = command.maxStreams
@@ -258,6 +264,22 @@ struct SendSetup {
             throw RunFailure.usage("--payload-file \(path): \(detail) (\(reason.name))")
         }
         return bytes
+    }
+
+    /// The template file, split and checked: with every placeholder empty it must be a JSON object.
+    private static func loadTemplate(_ path: String) throws -> PayloadTemplate {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw RunFailure.usage("--payload-template \(path): cannot read it; give a file holding one JSON object with {{column}} placeholders in its strings")
+        }
+        let template: PayloadTemplate
+        do { template = try PayloadTemplate(json: [UInt8](data)) } catch {
+            throw RunFailure.usage("--payload-template \(path): \(error.description)")
+        }
+        if let reason = HeaderRules.checkPayload(template.emptyFilled, pushType: .voip), reason != .payloadTooLarge {
+            let detail = reason == .payloadEmpty ? "it is empty" : "it is not a JSON object (with its placeholders empty)"
+            throw RunFailure.usage("--payload-template \(path): \(detail) (\(reason.name))")
+        }
+        return template
     }
 
     private static func tokenSource(_ command: SendCommand) throws -> (TokenSource, SigningKey) {

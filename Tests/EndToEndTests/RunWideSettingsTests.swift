@@ -31,7 +31,8 @@ import Testing
         let key = try scratch.signingKey()
         var lines = ["device_token,payload,topic"]
         for row in 1...600 {
-            let token = String(repeating: String(format: "%02x", row % 256), count: 32)
+            // Distinct tokens: a repeated one would be rejected DuplicateToken.
+            let token = String(repeating: String(format: "%04x", row), count: 16)
             let topic = row % 100 == 0 ? "com.example.other" : ""
             lines.append("\(token),\"{\"\"aps\"\":{\"\"alert\"\":\"\"hi \(row)\"\"}}\",\(topic)")
         }

@@ -1,0 +1,193 @@
+/// The prescan's half of duplicate detection. `CSVRecordCounter` tells it where the token and
+/// topic fields of each row begin and end in the chunk it scans; at each data row's end their
+/// key's hash goes into a Bloom filter, and a hash the filter has (probably) seen is a suspect.
+/// The suspects, a small sorted array, are all the reader needs: a row whose hash is not one is
+/// no duplicate and pays one table look-up; only the rows that are go into an exact check.
+///
+/// The captured bytes are what libcsv gives the reader: spaces and tabs around an unquoted field
+/// trimmed, a quoted field's content exactly with `""` made `"`. Used by the prescan's thread.
+final class DuplicateTokensScan {
+    /// A field this long (only an absurd one) makes the scan give up: the reader then uses its
+    /// stream mode (`DuplicateTokens.hashes`), exact up to 64-bit hash collisions.
+    static let captureLimit = 4096
+
+    let tokenField: Int
+    let topicField: Int
+    private let defaultTopicHash: UInt64
+    // Stored properties of a class are checked for exclusive access at run time on each use (a
+    // call into the runtime); this one is used by one thread, per field, and so spares that.
+    /// Freed with the scan, when the prescan returns. A constant: binding an optional per row
+    /// cost a retain and a release.
+    private let bloom: DuplicateBloom
+    @exclusivity(unchecked) private(set) var suspects: [UInt64] = []
+    /// Set when the scan could not finish (a field over `captureLimit`): no suspects then.
+    @exclusivity(unchecked) private(set) var incomplete = false
+
+    @exclusivity(unchecked) private var field = 0
+    /// The field being captured: 0 none, 1 the token, 2 the topic.
+    @exclusivity(unchecked) private var capturing = 0
+    @exclusivity(unchecked) private var captureStart = 0
+    /// The captured fields, `captureLimit` bytes each, owned here (freed in deinit): no array
+    /// bookkeeping per row.
+    private let token: UnsafeMutablePointer<UInt8>
+    private let topic: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var tokenCount = 0
+    @exclusivity(unchecked) private var topicCount = 0
+
+    /// - Parameters:
+    ///   - header: the input's header (which fields hold the token and the topic).
+    ///   - defaultTopic: `--topic`, the key's topic for a row with an empty one.
+    ///   - bloomBytes: the filter's size (a test makes it tiny, so that nearly every row is a suspect).
+    init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int) {
+        tokenField = header.fieldIndex(.deviceToken) ?? -1
+        topicField = header.fieldIndex(.topic) ?? -1
+        let topic = Array((defaultTopic ?? "").utf8)
+        defaultTopicHash = topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
+        bloom = DuplicateBloom(bytes: bloomBytes)
+        token = .allocate(capacity: Self.captureLimit)
+        self.topic = .allocate(capacity: Self.captureLimit)
+    }
+
+    deinit {
+        token.deallocate()
+        topic.deallocate()
+    }
+
+    /// A field begins at `index` of the chunk (after a quoted field's opening quote).
+    @inline(__always)
+    func fieldBegins(at index: Int) {
+        guard field == tokenField || field == topicField else { return }
+        captureStart = index
+        capturing = field == tokenField ? 1 : 2
+    }
+
+    /// The unquoted field being captured ends before `index`: its trailing spaces and tabs go.
+    @inline(__always)
+    func unquotedEnds(at index: Int, _ base: UnsafePointer<UInt8>) {
+        guard capturing != 0 else { return }
+        take(base, upTo: index)
+        unquotedEndsAtInputEnd()
+    }
+
+    /// The input ends inside the unquoted field being captured (its bytes taken at the chunk's end).
+    func unquotedEndsAtInputEnd() {
+        if capturing == 1 { Self.trimEnd(token, &tokenCount) } else if capturing == 2 { Self.trimEnd(topic, &topicCount) }
+        capturing = 0
+    }
+
+    /// The quoted field being captured ends before `index` (a comma or line end after its closing
+    /// quote). What was taken is its text as written, the closing quote and any spaces after it:
+    /// those go, and `""` becomes `"` (the counter skips a `""` inside a word without a stop, so
+    /// the unescaping is done here, over the whole field, once).
+    @inline(__always)
+    func quotedEnds(at index: Int, _ base: UnsafePointer<UInt8>) {
+        guard capturing != 0 else { return }
+        take(base, upTo: index)
+        quotedEndsAtInputEnd()
+    }
+
+    /// The input ends after the quoted field being captured (its bytes taken at the chunk's end).
+    func quotedEndsAtInputEnd() {
+        if capturing == 1 { Self.unquote(token, &tokenCount) } else if capturing == 2 { Self.unquote(topic, &topicCount) }
+        capturing = 0
+    }
+
+    @inline(__always)
+    func nextField() { field &+= 1 }
+
+    /// The chunk ends inside the field being captured: its bytes so far are taken.
+    @inline(__always)
+    func chunkEnds(count: Int, _ base: UnsafePointer<UInt8>, inField: Bool) {
+        guard capturing != 0 else { return }
+        if inField { take(base, upTo: count) }
+        captureStart = 0
+    }
+
+    /// A record ended; the first is the header.
+    @inline(__always)
+    func rowEnds(isHeader: Bool) {
+        defer {
+            field = 0
+            capturing = 0
+            tokenCount = 0
+            topicCount = 0
+        }
+        guard !isHeader, !incomplete else { return }
+        let tokenHash = DuplicateKeyHash.token(UnsafeRawBufferPointer(start: token, count: tokenCount))
+        let topicHash = topicCount == 0 ? defaultTopicHash
+            : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
+        let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash)
+        guard bloom.insert(hash) else { return }
+        suspect(hash)
+    }
+
+    @inline(never)
+    private func suspect(_ hash: UInt64) {
+        if suspects.count == suspects.capacity && suspects.count >= 4096 { compact() }
+        suspects.append(hash)
+    }
+
+    /// The scan is over: the suspects come sorted, each once; nil when the scan could not finish.
+    func finish() -> [UInt64]? {
+        guard !incomplete else { return nil }
+        compact()
+        return suspects
+    }
+
+    /// A key seen many times adds its hash as often: sorted and made unique, the array stays the
+    /// size of the keys that repeat.
+    private func compact() {
+        suspects.sort()
+        var kept = 0
+        for hash in suspects where kept == 0 || suspects[kept - 1] != hash {
+            suspects[kept] = hash
+            kept += 1
+        }
+        suspects.removeSubrange(kept...)
+    }
+
+    @inline(__always)
+    private func take(_ base: UnsafePointer<UInt8>, upTo end: Int) {
+        guard end > captureStart else { return }
+        let length = end - captureStart
+        let start = captureStart
+        captureStart = end
+        if capturing == 1 { append(base + start, length, to: token, &tokenCount) } else { append(base + start, length, to: topic, &topicCount) }
+    }
+
+    @inline(__always)
+    private func append(_ bytes: UnsafePointer<UInt8>, _ length: Int, to buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        guard count + length <= Self.captureLimit else {
+            incomplete = true
+            capturing = 0
+            return
+        }
+        (buffer + count).update(from: bytes, count: length)
+        count += length
+    }
+
+    private static func unquote(_ buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        trimEnd(buffer, &count)
+        if count > 0 && buffer[count - 1] == 0x22 { count -= 1 }
+        var kept = 0
+        var index = 0
+        while index < count {
+            buffer[kept] = buffer[index]
+            index += buffer[index] == 0x22 && index + 1 < count && buffer[index + 1] == 0x22 ? 2 : 1
+            kept += 1
+        }
+        count = kept
+    }
+
+    @inline(__always)
+    private static func trimEnd(_ buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int) {
+        while count > 0 && (buffer[count - 1] == 0x20 || buffer[count - 1] == 0x09) { count -= 1 }
+    }
+}
+
+extension CSVHeader {
+    /// The 0-based field of `column` in a row, nil when the header lacks it.
+    func fieldIndex(_ column: CSVColumn) -> Int? {
+        names.firstIndex { CSVColumn(headerName: $0.trimmingSpaces) == column }
+    }
+}
