@@ -9,6 +9,8 @@ DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 # What only the tests need on top: faketime runs `send` with a clock behind APNs'.
 TEST_DEB_PACKAGES := faketime
+# A real CONNECT proxy for the --proxy tests.
+TEST_DEB_PACKAGES += tinyproxy
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out

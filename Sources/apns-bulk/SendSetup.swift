@@ -50,12 +50,16 @@ struct SendSetup {
             throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
         }
         var mock: EmbeddedMock?
+        let proxySettings = try Self.proxySettings(command)
+        var proxies: [HTTPProxy?] = []
         for name in endpointNames {
+            // The embedded mock lives in this process: never through a proxy.
+            proxies.append(nil)
             if name == "mock" {
                 if mock == nil {
                     mock = try EmbeddedMock.start(options: command.mockOptions, signingKey: signingKey,
                                                   keyID: tokenSource?.keyID.value, teamID: tokenSource?.teamID.value,
-                                                  clientCertificates: identity != nil, topic: defaults.topic)
+                                                  clientIdentity: identity, topic: defaults.topic)
                 }
                 endpoints.append(mock!.endpoint)
                 extraTrust.append(mock!.caFile)
@@ -63,6 +67,7 @@ struct SendSetup {
             }
             do {
                 endpoints.append(try Endpoint(parsing: name))
+                proxies[proxies.count - 1] = proxySettings.proxy(for: endpoints[endpoints.count - 1])
             } catch {
                 throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, [IPv6]:PORT or mock")
             }
@@ -86,6 +91,7 @@ struct SendSetup {
         configuration.resume = command.resume
         configuration.defaultPayload = payload
         configuration.defaults = defaults
+        configuration.proxies = proxies
         configuration.connections = command.connections
         configuration.maxStreams = command.maxStreams
         configuration.reactorThreads = command.threads ?? Self.usableCores()
@@ -108,6 +114,16 @@ struct SendSetup {
         }
         self.configuration = configuration
         self.mock = mock
+    }
+
+    /// `--proxy`/`--noproxy`, else the environment's, as curl reads them (`ProxySettings`).
+    private static func proxySettings(_ command: SendCommand) throws -> ProxySettings {
+        do {
+            return try ProxySettings(proxyFlag: command.proxy, noProxyFlag: command.noproxy,
+                                     environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw RunFailure.usage(error.description)
+        }
     }
 
     private static func checkCounts(_ command: SendCommand) throws {
