@@ -6,10 +6,10 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotConnect(proxy: String, detail: String)
     /// The proxy's name has no address.
     case cannotResolve(proxy: String, detail: String)
-    /// 407 and no credentials were given.
-    case wantsCredentials(proxy: String)
-    /// 407 to the credentials given for `username`.
-    case refusedCredentials(proxy: String, username: String)
+    /// 407 (or 401, as tinyproxy answers) and no credentials were given.
+    case wantsCredentials(proxy: String, statusLine: String)
+    /// 407 or 401 to the credentials given for `username`.
+    case refusedCredentials(proxy: String, username: String, statusLine: String)
     /// Any other status than 2xx, with its status line as the proxy sent it.
     case refused(proxy: String, target: String, statusLine: String)
     /// The answer was not HTTP (another service on that port, a TLS port).
@@ -30,12 +30,12 @@ public enum ProxyError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot connect to the proxy \(proxy): \(detail) (check --proxy or HTTPS_PROXY)"
         case let .cannotResolve(proxy, detail):
             return "cannot resolve the proxy \(proxy): \(detail) (check --proxy or HTTPS_PROXY)"
-        case let .wantsCredentials(proxy):
-            return "the proxy \(proxy) wants credentials (407 Proxy Authentication Required): give them in the URL, "
+        case let .wantsCredentials(proxy, statusLine):
+            return "the proxy \(proxy) wants credentials (\"\(statusLine)\"): give them in the URL, "
                 + "--proxy http://USER:PASSWORD@\(proxy)"
-        case let .refusedCredentials(proxy, username):
-            return "the proxy \(proxy) refused the credentials given for user '\(username)' (407 Proxy "
-                + "Authentication Required): check the user name and password in --proxy or HTTPS_PROXY"
+        case let .refusedCredentials(proxy, username, statusLine):
+            return "the proxy \(proxy) refused the credentials given for user '\(username)' (\"\(statusLine)\"): "
+                + "check the user name and password in --proxy or HTTPS_PROXY"
         case let .refused(proxy, target, statusLine):
             return "the proxy \(proxy) refused the tunnel to \(target): \"\(statusLine)\" (the proxy's rules must "
                 + "allow CONNECT to that host and port)"

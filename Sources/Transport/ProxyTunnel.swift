@@ -70,9 +70,12 @@ enum ProxyTunnel {
                 return .some(.notHTTP(proxy: label, answer: "data after its 2xx answer to CONNECT"))
             }
             return .some(nil)
-        case 407:
-            if let username = proxy.username { return .some(.refusedCredentials(proxy: label, username: username)) }
-            return .some(.wantsCredentials(proxy: label))
+        case 407, 401:
+            // 407 is the standard answer; tinyproxy answers wrong credentials with 401.
+            if let username = proxy.username {
+                return .some(.refusedCredentials(proxy: label, username: username, statusLine: statusLine))
+            }
+            return .some(.wantsCredentials(proxy: label, statusLine: statusLine))
         default:
             return .some(.refused(proxy: label, target: target.description, statusLine: statusLine))
         }
