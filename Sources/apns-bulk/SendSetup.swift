@@ -72,6 +72,9 @@ struct SendSetup {
                 throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, [IPv6]:PORT or mock")
             }
         }
+        if mock != nil, let flag = command.proxy, !flag.isEmpty {
+            writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
+        }
         if extraTrust.count > 1 {
             throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
         }

@@ -168,6 +168,13 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         try run.checkEveryRowExactlyOnce(rows: 100)
         #expect(try run.summary["delivered"] as? Int == 100)
+        // An explicit --proxy is not used either, and the run says so.
+        let out2 = rig.scratch.path("out-flag")
+        let flagged = try Binary.run(["send", "--input", rig.csv, "--endpoint", "mock", "--progress", "never", "--out", out2,
+                                      "--proxy", "http://127.0.0.1:\(nothing)"], environment: Self.environment())
+        #expect(flagged.status == 0, "\(flagged.stderr)")
+        #expect(flagged.stderr.contains("--endpoint mock runs inside this process and is reached directly"), "\(flagged.stderr)")
+        try CampaignRun(result: flagged, outDirectory: out2).checkEveryRowExactlyOnce(rows: 100)
     }
 
     @Test func aBadProxySettingStopsBeforeSendingWithExitOne() throws {
