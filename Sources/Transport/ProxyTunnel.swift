@@ -44,40 +44,49 @@ enum ProxyTunnel {
         }
     }
 
-    /// What the answer head says: nil while it is incomplete, else the socket or the error.
-    static func judge(head bytes: [UInt8], closed: Bool, proxy: HTTPProxy, target: Endpoint) -> ProxyError?? {
+    /// What the proxy's answer so far says.
+    enum Verdict: Equatable {
+        /// Wait for more bytes.
+        case incomplete
+        /// 2xx: the socket is now the tunnel.
+        case established
+        case failed(ProxyError)
+    }
+
+    /// Judges the answer head received so far (`closed`: the proxy closed after it).
+    static func judge(head bytes: [UInt8], closed: Bool, proxy: HTTPProxy, target: Endpoint) -> Verdict {
         let label = proxy.endpoint.description
         let prefix = Array("HTTP/1.".utf8)
         let seen = min(bytes.count, prefix.count)
         guard bytes[0..<seen].elementsEqual(prefix[0..<seen]) else {
-            return .some(.notHTTP(proxy: label, answer: shown(bytes)))
+            return .failed(.notHTTP(proxy: label, answer: shown(bytes)))
         }
         guard let end = headEnd(bytes) else {
-            if closed { return .some(.closedEarly(proxy: label)) }
-            if bytes.count >= headLimit { return .some(.answerTooLong(proxy: label, limit: headLimit)) }
-            return nil
+            if closed { return .failed(.closedEarly(proxy: label)) }
+            if bytes.count >= headLimit { return .failed(.answerTooLong(proxy: label, limit: headLimit)) }
+            return .incomplete
         }
         let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\r")) ?? end
         let statusLine = String(decoding: bytes[..<lineEnd], as: UTF8.self)
         let fields = statusLine.split(separator: " ", maxSplits: 2)
         guard fields.count >= 2, fields[1].count == 3, let status = Int(fields[1]) else {
-            return .some(.notHTTP(proxy: label, answer: shown(bytes)))
+            return .failed(.notHTTP(proxy: label, answer: shown(bytes)))
         }
         switch status {
         case 200..<300:
             // TLS speaks first from our side: nothing may follow the head yet.
             if end + 4 < bytes.count {
-                return .some(.notHTTP(proxy: label, answer: "data after its 2xx answer to CONNECT"))
+                return .failed(.notHTTP(proxy: label, answer: "data after its 2xx answer to CONNECT"))
             }
-            return .some(nil)
+            return .established
         case 407, 401:
             // 407 is the standard answer; tinyproxy answers wrong credentials with 401.
             if let username = proxy.username {
-                return .some(.refusedCredentials(proxy: label, username: username, statusLine: statusLine))
+                return .failed(.refusedCredentials(proxy: label, username: username, statusLine: statusLine))
             }
-            return .some(.wantsCredentials(proxy: label, statusLine: statusLine))
+            return .failed(.wantsCredentials(proxy: label, statusLine: statusLine))
         default:
-            return .some(.refused(proxy: label, target: target.description, statusLine: statusLine))
+            return .failed(.refused(proxy: label, target: target.description, statusLine: statusLine))
         }
     }
 
@@ -193,9 +202,9 @@ private final class ConnectExchange: ReactorHandler {
             return
         }
         switch ProxyTunnel.judge(head: head, closed: closed || hungUp, proxy: proxy, target: target) {
-        case nil: return
-        case .some(nil): finish(.success(socket))
-        case let .some(error?): finish(.failure(error))
+        case .incomplete: return
+        case .established: finish(.success(socket))
+        case let .failed(error): finish(.failure(error))
         }
     }
 

@@ -131,6 +131,14 @@ import Testing
         try run.checkEveryRowExactlyOnce(rows: 50)
         #expect(try run.summary["aborted"] as? Int == 50)
         #expect(try mock.stats()["connections"] as? Int == 0)
+        // The same from a job file's `proxy` key.
+        let job = try rig.scratch.write("job.toml", "proxy = \"http://127.0.0.1:\(nothing)\"\n")
+        let out2 = rig.scratch.path("out-job")
+        let fromJob = try Binary.run(Self.arguments(rig, mock: mock, out: out2) + ["--config", job],
+                                     environment: Self.environment())
+        #expect(fromJob.status == 2, "\(fromJob.stderr)")
+        #expect(fromJob.stdout.contains("cannot connect to the proxy 127.0.0.1:\(nothing)"), "\(fromJob.stdout)")
+        try CampaignRun(result: fromJob, outDirectory: out2).checkEveryRowExactlyOnce(rows: 50)
     }
 
     @Test func aProxyThatRefusesThePortOrIsNoProxyIsNamedForWhatItAnswered() throws {

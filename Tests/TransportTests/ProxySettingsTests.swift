@@ -136,23 +136,23 @@ import Testing
     @Test func theProxysAnswerIsJudgedByItsStatusLine() throws {
         let proxy = HTTPProxy(endpoint: Endpoint(host: "proxy", port: 3128))
         let withUser = try HTTPProxy(parsing: "http://alice:pw@proxy:3128")
-        func judge(_ text: String, _ proxy: HTTPProxy = proxy, closed: Bool = false) -> ProxyError?? {
+        func judge(_ text: String, _ proxy: HTTPProxy = proxy, closed: Bool = false) -> ProxyTunnel.Verdict {
             ProxyTunnel.judge(head: Array(text.utf8), closed: closed, proxy: proxy, target: .production)
         }
-        #expect(judge("HTTP/1.1 200 Connection established\r\n\r\n") == .some(nil))
-        #expect(judge("HTTP/1.0 200 OK\r\nProxy-agent: x\r\n\r\n") == .some(nil))
-        #expect(judge("HTTP/1.1 200 Conn") == nil, "incomplete: wait for more")
-        #expect(judge("HTTP/1.1 200 Conn", closed: true) == .some(.closedEarly(proxy: "proxy:3128")))
+        #expect(judge("HTTP/1.1 200 Connection established\r\n\r\n") == .established)
+        #expect(judge("HTTP/1.0 200 OK\r\nProxy-agent: x\r\n\r\n") == .established)
+        #expect(judge("HTTP/1.1 200 Conn") == .incomplete, "incomplete: wait for more")
+        #expect(judge("HTTP/1.1 200 Conn", closed: true) == .failed(.closedEarly(proxy: "proxy:3128")))
         let required = "HTTP/1.1 407 Proxy Authentication Required"
-        #expect(judge(required + "\r\n\r\n") == .some(.wantsCredentials(proxy: "proxy:3128", statusLine: required)))
+        #expect(judge(required + "\r\n\r\n") == .failed(.wantsCredentials(proxy: "proxy:3128", statusLine: required)))
         #expect(judge(required + "\r\n\r\n", withUser)
-            == .some(.refusedCredentials(proxy: "proxy:3128", username: "alice", statusLine: required)))
+            == .failed(.refusedCredentials(proxy: "proxy:3128", username: "alice", statusLine: required)))
         #expect(judge("HTTP/1.0 401 Unauthorized\r\n\r\n", withUser)
-            == .some(.refusedCredentials(proxy: "proxy:3128", username: "alice", statusLine: "HTTP/1.0 401 Unauthorized")))
+            == .failed(.refusedCredentials(proxy: "proxy:3128", username: "alice", statusLine: "HTTP/1.0 401 Unauthorized")))
         #expect(judge("HTTP/1.1 403 Access violation\r\nContent-Length: 0\r\n\r\n")
-            == .some(.refused(proxy: "proxy:3128", target: "api.push.apple.com:443", statusLine: "HTTP/1.1 403 Access violation")))
-        #expect(judge("SSH-2.0-OpenSSH_9.2\r\n") == .some(.notHTTP(proxy: "proxy:3128", answer: "\"SSH-2.0-OpenSSH_9.2\"")))
-        #expect(judge("\u{15}\u{03}\u{03}\u{00}\u{02}") == .some(.notHTTP(proxy: "proxy:3128", answer: "the bytes 15 03 03 00 02")))
-        #expect(judge("HTTP/1.1 200 OK\r\n\r\n\u{16}\u{03}") != .some(nil), "bytes after a 2xx head are refused")
+            == .failed(.refused(proxy: "proxy:3128", target: "api.push.apple.com:443", statusLine: "HTTP/1.1 403 Access violation")))
+        #expect(judge("SSH-2.0-OpenSSH_9.2\r\n") == .failed(.notHTTP(proxy: "proxy:3128", answer: "\"SSH-2.0-OpenSSH_9.2\"")))
+        #expect(judge("\u{15}\u{03}\u{03}\u{00}\u{02}") == .failed(.notHTTP(proxy: "proxy:3128", answer: "the bytes 15 03 03 00 02")))
+        #expect(judge("HTTP/1.1 200 OK\r\n\r\n\u{16}\u{03}") != .established, "bytes after a 2xx head are refused")
     }
 }
