@@ -4,7 +4,7 @@
 ///
 /// The password is kept for the `Proxy-Authorization` header only: `description` masks it, so a
 /// proxy can be printed in any message.
-public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
+public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The proxy's host (resolved afresh for every connection) and port.
     public let endpoint: Endpoint
     /// The user name for Basic authentication, percent-decoded; nil without credentials.
@@ -79,6 +79,14 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         guard let username else { return "http://\(endpoint)" }
         return "http://\(username):***@\(endpoint)"
+    }
+
+    /// The same as `description`, so that no way of printing a proxy shows its password.
+    public var debugDescription: String { description }
+
+    /// Without the password, for `dump` and the default printing of the values that hold a proxy.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["endpoint": endpoint, "username": username as Any], displayStyle: .struct)
     }
 
     private static func percentDecoded(_ text: Substring) -> String? {

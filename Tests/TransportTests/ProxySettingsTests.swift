@@ -17,6 +17,20 @@ import Testing
         #expect(try HTTPProxy(parsing: "http://[::1]:3128").endpoint == Endpoint(host: "::1", port: 3128))
     }
 
+    @Test func noWayOfPrintingAProxyShowsItsPassword() throws {
+        let proxy = try HTTPProxy(parsing: "http://alice:hunter2@proxy:3128")
+        var dumped = ""
+        dump(proxy, to: &dumped)
+        var configuration = try ClientConnection.Configuration(
+            endpoint: .production, address: #require(SocketAddress(ip: "10.0.0.1", port: 3128)),
+            tls: TLSContext.client(), maxStreams: 1, singleStreamUntilAuthorized: true)
+        configuration.proxy = proxy
+        for text in ["\(proxy)", String(reflecting: proxy), dumped, "\(configuration)", String(reflecting: configuration)] {
+            #expect(!text.contains("hunter2"), "\(text)")
+        }
+        #expect("\(proxy)" == "http://alice:***@proxy:3128")
+    }
+
     @Test func base64MatchesRFC4648Vectors() {
         let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
                        "foobar": "Zm9vYmFy"]
