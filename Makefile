@@ -11,6 +11,8 @@ BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 TEST_DEB_PACKAGES := faketime
 # promtool (Debian prometheus) and the real Pushgateway for the metrics tests.
 TEST_DEB_PACKAGES += prometheus prometheus-pushgateway
+# A real CONNECT proxy for the --proxy tests.
+TEST_DEB_PACKAGES += tinyproxy
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out

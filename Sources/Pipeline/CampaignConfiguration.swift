@@ -32,6 +32,9 @@ public struct CampaignConfiguration: Sendable {
     public var authentication: Authentication
     /// Where to send; connections are spread over them (and over each one's addresses).
     public var endpoints: [Endpoint]
+    /// The CONNECT proxy of each of `endpoints`, by index (`--proxy`, HTTPS_PROXY and NO_PROXY
+    /// decided per endpoint); nil or no entry: that endpoint is reached directly.
+    public var proxies: [HTTPProxy?] = []
     /// The client TLS context: trust (system store plus any CA given) and any client certificate.
     public var tls: TLSContext
     /// HTTP/2 connections in all (`--connections`), spread over the endpoints.

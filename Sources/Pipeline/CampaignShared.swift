@@ -96,9 +96,10 @@ final class CampaignShared: Sendable {
     /// A failed connect. TLS verification or ALPN failing, or a server that does not speak TLS, on
     /// an endpoint that never worked is a configuration error: retrying cannot fix a CA file or a
     /// port. On every endpoint, the run stops at once; on some, the endpoint is dropped with a
-    /// warning (once) and the others go on. Returns whether the endpoint is dropped.
+    /// warning (once) and the others go on. Returns whether the endpoint is dropped. `proxy`: the
+    /// CONNECT proxy failed, and the stop names it rather than TLS.
     @discardableResult
-    func noteConnectionFailure(endpointIndex: Int, detail: String, configurationError: Bool) -> Bool {
+    func noteConnectionFailure(endpointIndex: Int, detail: String, configurationError: Bool, proxy: Bool = false) -> Bool {
         guard configurationError else { return false }
         let (dropped, warn, everywhere) = endpoints.withLock { health -> (Bool, Bool, Bool) in
             guard !health[endpointIndex].everReady else { return (false, false, false) }
@@ -107,7 +108,7 @@ final class CampaignShared: Sendable {
             return (true, first, health.allSatisfy { !$0.everReady && $0.configurationFailure != nil })
         }
         if everywhere {
-            control.stop(.tlsFailedEverywhere(detail: detail))
+            control.stop(proxy ? .proxyFailed(detail: detail) : .tlsFailedEverywhere(detail: detail))
         } else if warn {
             self.warn("warning: dropped endpoint \(configuration.endpoints[endpointIndex]) for this run: \(detail)")
         }

@@ -116,7 +116,8 @@ final class ConnectionPool {
         if shutDown { return }
         let delay = slot.reconnects.connectionEnded(connection)
         if let error, shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
-                                                   configurationError: error.isConfigurationError) {
+                                                   configurationError: error.isConfigurationError,
+                                                   proxy: error.isProxyError) {
             return
         }
         scheduleReconnect(slot, after: delay)
@@ -145,6 +146,10 @@ final class ConnectionPool {
         guard !closing else { return }
         slot.reconnectTimer = nil
         let endpoint = shared.configuration.endpoints[slot.endpointIndex]
+        let proxies = shared.configuration.proxies
+        if slot.endpointIndex < proxies.count, let proxy = proxies[slot.endpointIndex] {
+            return connect(slot, to: endpoint, through: proxy)
+        }
         // A fresh DNS resolution for every connection (APNS.md), off this thread.
         endpoint.resolve(on: reactor) { [self] result in
             guard !closing else { return }
@@ -161,12 +166,42 @@ final class ConnectionPool {
         }
     }
 
-    private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress) {
+    /// Through a CONNECT proxy: the proxy's name is resolved afresh, APNs' is the proxy's to resolve.
+    /// A proxy name that does not exist is a configuration error like a proxy that refuses.
+    private func connect(_ slot: ConnectionSlot, to endpoint: Endpoint, through proxy: HTTPProxy) {
+        proxy.endpoint.resolve(on: reactor) { [self] result in
+            guard !closing else { return }
+            switch result {
+            case .success(let addresses) where !addresses.isEmpty:
+                open(slot, endpoint: endpoint, address: addresses[slot.addressIndex % addresses.count], proxy: proxy)
+            case .success:
+                proxyLookupFailed(slot, proxy, definite: true, reason: "the name has no address")
+            case .failure(.nameNotFound(_, let reason)):
+                proxyLookupFailed(slot, proxy, definite: true, reason: reason)
+            case .failure(.resolutionFailed(_, let reason)):
+                proxyLookupFailed(slot, proxy, definite: false, reason: reason)
+            case .failure(let error):
+                proxyLookupFailed(slot, proxy, definite: false, reason: error.description)
+            }
+        }
+    }
+
+    private func proxyLookupFailed(_ slot: ConnectionSlot, _ proxy: HTTPProxy, definite: Bool, reason: String) {
+        let error = ProxyError.cannotResolve(proxy: proxy.endpoint.description, detail: reason)
+        if shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
+                                        configurationError: definite, proxy: true) {
+            return
+        }
+        scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
+    }
+
+    private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress, proxy: HTTPProxy? = nil) {
         guard let delegate else { return }
         let configuration = shared.configuration
         var settings = ClientConnection.Configuration(
             endpoint: endpoint, address: address, tls: configuration.tls, maxStreams: configuration.maxStreams,
             singleStreamUntilAuthorized: configuration.authentication.kind == .token)
+        settings.proxy = proxy
         settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
         settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
         settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))

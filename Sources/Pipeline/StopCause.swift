@@ -7,6 +7,9 @@ public enum StopCause: Sendable, Equatable {
     case wrongEnvironment(answers: Int)
     /// TLS verification or ALPN failed on every endpoint: a configuration error.
     case tlsFailedEverywhere(detail: String)
+    /// The CONNECT proxy refused or could not be reached on every endpoint, none of which ever
+    /// worked: the proxy URL, its credentials or its rules are wrong.
+    case proxyFailed(detail: String)
     /// No endpoint's name resolves and none ever worked: a mistake in `--endpoint` (or a DNS
     /// setup that cannot find APNs), which waiting will not fix.
     case cannotResolve(names: [String], reason: String)
@@ -35,6 +38,7 @@ public enum StopCause: Sendable, Equatable {
         case .credentialsRefused(let reason): reason
         case .wrongEnvironment: "WrongEnvironment"
         case .tlsFailedEverywhere: "TLSFailed"
+        case .proxyFailed: "ProxyFailed"
         case .cannotResolve: "CannotResolve"
         case .interrupted: "Interrupted"
         case .unreachable: "Unreachable"
@@ -55,6 +59,8 @@ public enum StopCause: Sendable, Equatable {
                 + "like tokens of the other APNs environment (sandbox vs production). Check --endpoint."
         case .tlsFailedEverywhere(let detail):
             "TLS failed on every endpoint: \(detail)"
+        case .proxyFailed(let detail):
+            "\(detail); no connection to APNs could be opened through the proxy, so nothing more is sent."
         case .cannotResolve(let names, let reason):
             "cannot resolve \(names.joined(separator: ", ")) (\(reason)): no endpoint's name has an address, so nothing "
                 + "could be sent. Check --endpoint (production, sandbox, HOST:PORT or mock) and the machine's DNS setup."

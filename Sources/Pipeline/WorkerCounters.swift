@@ -81,6 +81,8 @@ public enum ConnectionEnd: Int, CaseIterable, Sendable {
     case peerClosed
     case pingTimeout
     case responseTimeout
+    /// The CONNECT proxy failed the tunnel.
+    case proxy
 
     init(_ error: ClientConnectionError?) {
         switch error {
@@ -91,6 +93,7 @@ public enum ConnectionEnd: Int, CaseIterable, Sendable {
         case .peerClosed: self = .peerClosed
         case .pingTimeout: self = .pingTimeout
         case .responseTimeout: self = .responseTimeout
+        case .proxy: self = .proxy
         }
     }
 
@@ -104,6 +107,7 @@ public enum ConnectionEnd: Int, CaseIterable, Sendable {
         case .peerClosed: "peer_closed"
         case .pingTimeout: "ping_timeout"
         case .responseTimeout: "response_timeout"
+        case .proxy: "proxy"
         }
     }
 }

@@ -27,8 +27,12 @@ public final class ClientConnection {
     public struct Configuration: Sendable {
         /// Host (SNI, certificate check, `:authority`) and port.
         public var endpoint: Endpoint
-        /// The resolved address to connect to (the caller resolves: fresh DNS per connection).
+        /// The resolved address to connect to (the caller resolves: fresh DNS per connection): the
+        /// proxy's address when `proxy` is set.
         public var address: SocketAddress
+        /// Tunnel to `endpoint` through this CONNECT proxy, at `address` (nil: connect directly).
+        /// The proxy resolves `endpoint`'s name; `connectTimeout` bounds the proxy's answer too.
+        public var proxy: HTTPProxy?
         /// The client TLS context (trust, client certificate), shared by every connection of a run.
         public var tls: TLSContext
         /// Local cap on concurrent streams (`--max-streams`); the server's SETTINGS may lower it.
@@ -115,9 +119,13 @@ public final class ClientConnection {
         self.reactor = reactor
         self.configuration = configuration
         self.delegate = delegate
-        peer = configuration.endpoint.host == configuration.address.ip
-            ? configuration.address.description
-            : "\(configuration.endpoint) (\(configuration.address))"
+        if let proxy = configuration.proxy {
+            peer = "\(configuration.endpoint) via the proxy \(proxy.endpoint)"
+        } else {
+            peer = configuration.endpoint.host == configuration.address.ip
+                ? configuration.address.description
+                : "\(configuration.endpoint) (\(configuration.address))"
+        }
         pingIntervalNanoseconds = Reactor.nanoseconds(configuration.pingInterval)
         pingTimeoutNanoseconds = Reactor.nanoseconds(configuration.pingTimeout)
         responseTimeoutNanoseconds = Reactor.nanoseconds(configuration.responseTimeout)
@@ -159,13 +167,21 @@ public final class ClientConnection {
 
     // MARK: Life
 
-    /// Connects → TLS handshake → HTTP/2 preface and SETTINGS; then `connectionDidBecomeReady`, or
+    /// Connects (through the proxy's tunnel, with one) → TLS handshake → HTTP/2 preface and
+    /// SETTINGS; then `connectionDidBecomeReady`, or
     /// `didCloseWith(error)` if any step fails. Call once.
     public func start() {
         precondition(phase == .idle, "ClientConnection.start() called twice")
         phase = .connecting
+        if let proxy = configuration.proxy {
+            ProxyTunnel.open(through: proxy, at: configuration.address, to: configuration.endpoint,
+                             timeout: configuration.connectTimeout, on: reactor) { [self] result in
+                connectFinished(result.mapError { .proxy($0) })
+            }
+            return
+        }
         Socket.connect(to: configuration.address, timeout: configuration.connectTimeout, on: reactor) { [self] result in
-            connectFinished(result)
+            connectFinished(result.mapError { .connect($0) })
         }
     }
 

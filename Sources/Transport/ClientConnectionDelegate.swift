@@ -40,6 +40,8 @@ public protocol ClientConnectionDelegate: AnyObject {
 public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The TCP connect failed or timed out.
     case connect(SocketError)
+    /// The CONNECT proxy could not be reached or refused the tunnel.
+    case proxy(ProxyError)
     /// The TLS handshake failed, or a TLS read/write on the established connection (a reset).
     case tls(TLSError)
     /// The server broke HTTP/2 (nghttp2 refused its bytes, or ended the session with a GOAWAY of its own).
@@ -53,7 +55,10 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
 
     /// TLS verification, hostname, protocol version, ALPN or client-certificate failures: retrying
     /// will not help (a configuration error: the endpoint, --ca-file or the credentials are wrong).
+    /// Every proxy failure is one too: a proxy that never let a connection through is set up wrong
+    /// (the proxy URL, its credentials, or its rules), and a flapping one is retried once it worked.
     public var isConfigurationError: Bool {
+        if case .proxy = self { return true }
         guard case let .tls(error) = self else { return false }
         switch error {
         case .certificateVerificationFailed, .hostnameMismatch, .noSubjectAltName, .notTLS,
@@ -66,10 +71,18 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
         }
     }
 
+    /// The CONNECT proxy failed (it, not APNs, is to be checked).
+    public var isProxyError: Bool {
+        if case .proxy = self { return true }
+        return false
+    }
+
     /// One line naming what failed and where, for the run's log.
     public var description: String {
         switch self {
         case let .connect(error):
+            return error.description
+        case let .proxy(error):
             return error.description
         case let .tls(error):
             return error.description

@@ -1,10 +1,11 @@
-// Opening a connection: TCP connect (Socket.connect, bounded by connectTimeout), the TLS handshake
+// Opening a connection: TCP connect (Socket.connect, bounded by connectTimeout; with a proxy, the
+// CONNECT tunnel of ProxyTunnel, bounded by it too), the TLS handshake
 // driven here on the connection's own registration (so abort() can end it at once), then the HTTP/2
 // preface and SETTINGS; the server's first SETTINGS makes the connection ready (in `settle`).
 // `handshakeTimeout` bounds the handshake and the wait for SETTINGS together (ClientConnectionHealth).
 
 extension ClientConnection {
-    func connectFinished(_ result: Result<Socket, SocketError>) {
+    func connectFinished(_ result: Result<Socket, ClientConnectionError>) {
         guard phase == .connecting else {
             // Closed while connecting: the socket is ours to drop.
             if case let .success(socket) = result { socket.close() }
@@ -12,7 +13,7 @@ extension ClientConnection {
         }
         switch result {
         case let .failure(error):
-            tearDown(.connect(error))
+            tearDown(error)
         case let .success(socket):
             self.socket = socket
             do throws(TLSError) {

@@ -7,6 +7,12 @@ public enum TLSTrust: Sendable {
     case caFile(String)
     /// An in-memory CA (the embedded mock server's).
     case authority(CertificateAuthority)
+    /// The issuer of this identity's certificate (the certificates that follow the leaf in its
+    /// file), or the certificate itself when it came alone (self-signed, or its issuer left out):
+    /// how `send --endpoint mock` trusts the client certificate a rehearsal is given. Chains may
+    /// end at these certificates without reaching a root (X509_V_FLAG_PARTIAL_CHAIN); validity
+    /// dates and signatures are checked as for any chain.
+    case issuerOf(TLSIdentity)
 }
 
 /// How a server context behaves beyond its certificate.
@@ -149,9 +155,15 @@ public final class TLSContext: @unchecked Sendable {
         case let .authority(authority):
             guard X509_up_ref(authority.identity.certificate) == 1 else { throw OpenSSLErrors.failure("X509_up_ref") }
             certificates = [authority.identity.certificate]
+        case let .issuerOf(identity):
+            for certificate in identity.chain.isEmpty ? [identity.certificate] : identity.chain {
+                guard X509_up_ref(certificate) == 1 else { throw OpenSSLErrors.failure("X509_up_ref") }
+                certificates.append(certificate)
+            }
         }
         defer { certificates.forEach { X509_free($0) } }
         guard let store = SSL_CTX_get_cert_store(context) else { throw OpenSSLErrors.failure("SSL_CTX_get_cert_store") }
+        if case .issuerOf = trust { _ = X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
         for certificate in certificates {
             // A CA already in the store (the same file given twice) is not an error.
             _ = X509_STORE_add_cert(store, certificate)

@@ -33,6 +33,7 @@ enum JobFileValueKind {
         "protocol": .string, "binary-quiet-ms": .integer, "binary-window": .integer,
         "metrics-out": .string, "metrics-interval": .number, "pushgateway": .string, "metrics-job": .string,
         "metrics-instance": .string,
+        "proxy": .string, "noproxy": .string,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

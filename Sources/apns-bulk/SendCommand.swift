@@ -96,6 +96,10 @@ struct SendCommand: ParsableCommand {
     var spread: String?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
     var caFile: String?
+    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT. Without it, https_proxy or HTTPS_PROXY is used when set; --proxy '' connects directly. TLS to APNs runs inside the tunnel. --endpoint mock is never proxied.")
+    var proxy: String?
+    @Option(help: "Hosts reached without the proxy, a comma-separated list as curl reads it: names (with their subdomains), IP addresses or CIDR blocks, optionally with :PORT, or * for all. Overrides no_proxy/NO_PROXY; '' proxies every host.")
+    var noproxy: String?
 
     // Apple's retired binary provider API (issue 15)
     @Option(name: .customLong("protocol"), help: "http2, the default, or binary: Apple's binary provider API, retired in 2021, for gateways and relays that still speak it. Binary needs certificate auth, and production and sandbox then mean gateway.push.apple.com:2195 and gateway.sandbox.push.apple.com:2195.")

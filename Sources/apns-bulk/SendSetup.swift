@@ -56,13 +56,17 @@ struct SendSetup {
             throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
         }
         var mock: EmbeddedMock?
+        let proxySettings = try Self.proxySettings(command)
+        var proxies: [HTTPProxy?] = []
         for name in endpointNames {
+            // The embedded mock lives in this process: never through a proxy.
+            proxies.append(nil)
             if name == "mock" {
                 if command.dryRun { continue }  // a dry run connects to nothing: no mock to start
                 if mock == nil {
                     mock = try EmbeddedMock.start(options: command.mockOptions, signingKey: signingKey,
                                                   keyID: tokenSource?.keyID.value, teamID: tokenSource?.teamID.value,
-                                                  clientCertificates: identity != nil, topic: defaults.topic)
+                                                  clientIdentity: identity, topic: defaults.topic)
                 }
                 endpoints.append(mock!.endpoint)
                 extraTrust.append(mock!.caFile)
@@ -74,9 +78,13 @@ struct SendSetup {
             }
             do {
                 endpoints.append(try Endpoint(parsing: name))
+                proxies[proxies.count - 1] = proxySettings.proxy(for: endpoints[endpoints.count - 1])
             } catch {
                 throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, [IPv6]:PORT or mock")
             }
+        }
+        if mock != nil, let flag = command.proxy, !flag.isEmpty {
+            writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
         }
         if extraTrust.count > 1 {
             throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
@@ -100,6 +108,7 @@ struct SendSetup {
         configuration.defaultPayload = payload
         configuration.payloadTemplate = template
         configuration.defaults = defaults
+        configuration.proxies = proxies
         configuration.connections = command.connections
         configuration.maxStreams = command.maxStreams
         configuration.reactorThreads = command.threads ?? Self.usableCores()
@@ -133,57 +142,14 @@ struct SendSetup {
         self.mock = mock
     }
 
-    /// Apple's binary gateways (issue 15): `production` and `sandbox` with `--protocol binary`.
-    static let binaryGateways = ["production": Endpoint(host: "gateway.push.apple.com", port: 2195),
-                                 "sandbox": Endpoint(host: "gateway.sandbox.push.apple.com", port: 2195)]
-
-    /// The binary provider API authenticates by client certificate only, and the embedded mock
-    /// speaks HTTP/2 only.
-    private static func checkBinary(_ command: SendCommand, endpoints: [String]) throws {
-        if command.keyFile != nil || command.keyID != nil || command.teamID != nil {
-            throw RunFailure.usage("--protocol binary with token auth (--key-file/--key-id/--team-id): the binary provider API authenticates by client certificate only; give --cert-file/--cert-key-file or --p12-file, or use --protocol http2")
+    /// `--proxy`/`--noproxy`, else the environment's, as curl reads them (`ProxySettings`).
+    private static func proxySettings(_ command: SendCommand) throws -> ProxySettings {
+        do {
+            return try ProxySettings(proxyFlag: command.proxy, noProxyFlag: command.noproxy,
+                                     environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw RunFailure.usage(error.description)
         }
-        if command.certFile == nil && command.certKeyFile == nil && command.p12File == nil {
-            throw RunFailure.usage("--protocol binary needs the app's client certificate: --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
-        }
-        if endpoints.contains("mock") {
-            throw RunFailure.usage("--protocol binary with --endpoint mock: the embedded mock speaks HTTP/2 only; run `apns-bulk mock-server --legacy-binary-listen HOST:PORT --client-ca CA.pem` and give --endpoint HOST:PORT")
-        }
-        if command.binaryQuietMs < 1 { throw RunFailure.usage("--binary-quiet-ms \(command.binaryQuietMs): must be at least 1") }
-        if command.binaryWindow < 1 { throw RunFailure.usage("--binary-window \(command.binaryWindow): must be at least 1") }
-    }
-
-    /// This machine's name as gethostname(2) has it (a pod's name in Kubernetes), without a DNS lookup.
-    private static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
-    private static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
-        guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
-        var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
-        options.textfilePath = command.metricsOut
-        options.job = command.metricsJob
-        // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
-        if let url = command.pushgateway {
-            do { options.pushgateway = try PushgatewayTarget(parsing: url) } catch {
-                throw RunFailure.usage("--pushgateway \(url): \(error.detail)")
-            }
-        }
-        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
-            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1")
-        }
-        options.intervalSeconds = command.metricsInterval
-        if command.metricsJob.isEmpty { throw RunFailure.usage("--metrics-job: give a non-empty name (default apns_bulk)") }
-        if let path = command.metricsOut {
-            let directory = (path as NSString).deletingLastPathComponent
-            if path.hasSuffix("/") || !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
-                throw RunFailure.usage("--metrics-out \(path): its directory is not writable; give a file in a writable directory (node_exporter reads *.prom files)")
-            }
-        }
-        return options
     }
 
     private static func checkCounts(_ command: SendCommand) throws {

@@ -1,0 +1,60 @@
+import APNs
+import Foundation
+import Pipeline
+import Transport
+
+/// The parts of `send`'s setup for `--protocol binary` and for the metrics flags.
+extension SendSetup {
+    /// Apple's binary gateways (issue 15): `production` and `sandbox` with `--protocol binary`.
+    static let binaryGateways = ["production": Endpoint(host: "gateway.push.apple.com", port: 2195),
+                                 "sandbox": Endpoint(host: "gateway.sandbox.push.apple.com", port: 2195)]
+
+    /// The binary provider API authenticates by client certificate only, and the embedded mock
+    /// speaks HTTP/2 only.
+    static func checkBinary(_ command: SendCommand, endpoints: [String]) throws {
+        if command.keyFile != nil || command.keyID != nil || command.teamID != nil {
+            throw RunFailure.usage("--protocol binary with token auth (--key-file/--key-id/--team-id): the binary provider API authenticates by client certificate only; give --cert-file/--cert-key-file or --p12-file, or use --protocol http2")
+        }
+        if command.certFile == nil && command.certKeyFile == nil && command.p12File == nil {
+            throw RunFailure.usage("--protocol binary needs the app's client certificate: --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
+        }
+        if endpoints.contains("mock") {
+            throw RunFailure.usage("--protocol binary with --endpoint mock: the embedded mock speaks HTTP/2 only; run `apns-bulk mock-server --legacy-binary-listen HOST:PORT --client-ca CA.pem` and give --endpoint HOST:PORT")
+        }
+        if command.binaryQuietMs < 1 { throw RunFailure.usage("--binary-quiet-ms \(command.binaryQuietMs): must be at least 1") }
+        if command.binaryWindow < 1 { throw RunFailure.usage("--binary-window \(command.binaryWindow): must be at least 1") }
+    }
+
+    /// This machine's name as gethostname(2) has it (a pod's name in Kubernetes), without a DNS lookup.
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
+    static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
+        guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
+        var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
+        options.textfilePath = command.metricsOut
+        options.job = command.metricsJob
+        // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
+        if let url = command.pushgateway {
+            do { options.pushgateway = try PushgatewayTarget(parsing: url) } catch {
+                throw RunFailure.usage("--pushgateway \(url): \(error.detail)")
+            }
+        }
+        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
+            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1")
+        }
+        options.intervalSeconds = command.metricsInterval
+        if command.metricsJob.isEmpty { throw RunFailure.usage("--metrics-job: give a non-empty name (default apns_bulk)") }
+        if let path = command.metricsOut {
+            let directory = (path as NSString).deletingLastPathComponent
+            if path.hasSuffix("/") || !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
+                throw RunFailure.usage("--metrics-out \(path): its directory is not writable; give a file in a writable directory (node_exporter reads *.prom files)")
+            }
+        }
+        return options
+    }
+}
