@@ -148,4 +148,40 @@ import Testing
         #expect(into.stderr.contains("--resume"), "\(into.stderr)")
         try real.checkEveryRowExactlyOnce(rows: 30)
     }
+
+    /// A dry run applies the payload template and the duplicate check as the real run does: a
+    /// token listed again (in upper case) is rejected DuplicateToken naming the first row, and a
+    /// filled payload over the size limit is rejected PayloadTooLarge.
+    @Test func aDryRunFindsDuplicatesAndFillsTheTemplateAsTheRealRunDoes() throws {
+        let rig = try SendCampaignTests.Rig(rows: 1)
+        let token = String(repeating: "ab", count: 32)
+        let other = String(repeating: "cd", count: 32)
+        let huge = String(repeating: "x", count: 5000)
+        let csv = try rig.scratch.write("dups.csv", """
+            device_token,name
+            \(token),Ann
+            \(token.uppercased()),Bob
+            \(other),\(huge)
+
+            """)
+        let template = try rig.scratch.write("template.json", #"{"aps":{"alert":"Hello {{name}}"}}"#)
+        let out = rig.scratch.path("out-dups")
+        let listener = try SilentListener()
+        let result = try Binary.run(["send", "--input", csv, "--payload-template", template,
+                                     "--endpoint", "127.0.0.1:\(listener.port)", "--key-file", rig.key,
+                                     "--key-id", MockServerProcess.keyID, "--team-id", MockServerProcess.teamID,
+                                     "--topic", MockServerProcess.topic, "--progress", "never", "--dry-run", "--out", out])
+        #expect(result.status == 0, "\(result.stderr)")
+        let run = CampaignRun(result: result, outDirectory: out)
+        let records = try run.records
+        #expect(records.count == 2, "\(records)")
+        let byRow = Dictionary(records.map { ($0["row"] as? Int ?? -1, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byRow[2]?["reason"] as? String == "DuplicateToken")
+        #expect(byRow[2]?["duplicate_of"] as? Int == 1)
+        #expect(byRow[3]?["reason"] as? String == "PayloadTooLarge")
+        let summary = try run.summary
+        #expect(summary["rows"] as? Int == 3)
+        #expect(summary["would_send"] as? Int == 1)
+        #expect(listener.waiting() == 0)
+    }
 }
