@@ -82,11 +82,17 @@ public final class Campaign: Sendable {
     public func run() throws -> Result {
         let configuration = self.configuration
         let expectedRows: Int?
+        var members: DoneRows?
         let source: CSVSource
         let claim: CampaignDirectory.Claim
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
-            if configuration.prescan {
+            if configuration.prescan, let shard = configuration.shard {
+                let prescan = try ShardPrescan.run(path: configuration.inputPath, shard: shard,
+                                                   requiresTopic: configuration.rowsNeedTopic)
+                expectedRows = prescan.result.rows
+                members = prescan.members
+            } else if configuration.prescan {
                 let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic)
                 expectedRows = prescan.rows
             } else {
@@ -100,18 +106,23 @@ public final class Campaign: Sendable {
         if !source.header.has(.payload) && configuration.defaultPayload == nil {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
-        return try send(source, expectedRows: expectedRows, claim: claim)
+        return try send(source, expectedRows: expectedRows, claim: claim, members: members)
     }
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
-    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim) throws -> Result {
+    /// `members`: a sharded prescan's rows of this shard.
+    func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
+                                 members: DoneRows? = nil) throws -> Result {
         let configuration = claim.configuration
         let directory: CampaignDirectory
-        do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
+        do { directory = try claim.take(expectedRows: expectedRows, members: members) } catch {
+            throw SetupError.campaignDirectory(error)
+        }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
 
         let shared = CampaignShared(configuration: configuration, control: control)
         let startedAt = ContinuousClock.now
+        let startedAtWall = Self.wallClockMilliseconds()
         let writer: ResultWriter
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
@@ -131,6 +142,7 @@ public final class Campaign: Sendable {
         // Every row is recorded and the files are closed: the run's elapsed time ends here, not
         // after the goodbyes below (a fixed ~50 ms that would only blur short runs' rates).
         let finishedAt = ContinuousClock.now
+        let finishedAtWall = Self.wallClockMilliseconds()
 
         for handle in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
@@ -150,6 +162,11 @@ public final class Campaign: Sendable {
         summary.elapsedSeconds = ProgressLine.seconds(finishedAt - startedAt)
         summary.connections = configuration.connections
         summary.endpoints = configuration.endpoints.map(\.description)
+        summary.startedAtMilliseconds = startedAtWall
+        summary.finishedAtMilliseconds = finishedAtWall
+        summary.input = configuration.inputPath
+        summary.fingerprint = directory.fingerprint
+        summary.shard = configuration.shard
         let cause = control.stopCause
         summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
         let summaryPath = configuration.outputDirectory + "/summary.json"
@@ -157,6 +174,11 @@ public final class Campaign: Sendable {
             control.stop(.outputFailed(detail: error.description))
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+
+    /// UTC now, for summary.json's `started_at` and `finished_at`.
+    private static func wallClockMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// DESIGN.md: 2 aborted (credentials, misconfiguration, signal, fatal); 3 some rows gave up;

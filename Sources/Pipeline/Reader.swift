@@ -10,7 +10,8 @@ final class Reader<Source: RowSource>: Sendable {
     private let source: ThreadBound<Source>
     private let shared: CampaignShared
     private let writer: ResultWriter
-    /// `--resume`: rows already recorded, skipped here; nil otherwise.
+    /// `--resume`: rows already recorded, skipped here; nil otherwise. Rows of other shards
+    /// (`--shard`) are skipped before them, and not counted.
     private let done: DoneRows?
     /// Raised before a batch's rows are handed on: what a crash may have sent.
     private let sentMark: SentMark?
@@ -27,6 +28,7 @@ final class Reader<Source: RowSource>: Sendable {
     func run() {
         let decoder = shared.decoder
         let done = self.done
+        let shard = shared.configuration.shard
         var rows = 0
         /// The last row number read (`rows` leaves out the rows a resumed run skips).
         var lastRow = 0
@@ -39,6 +41,7 @@ final class Reader<Source: RowSource>: Sendable {
                     lastRow = last
                 }
                 for index in batch.indices {
+                    if let shard, !shard.owns(batch, at: index) { continue }
                     if let done, done.contains(batch.number(at: index)) { continue }
                     rows += 1
                     switch decoder.decode(batch, at: index) {

@@ -28,6 +28,7 @@ enum JobFileValueKind {
         "reconnect-max-ms": .integer, "abort-after": .integer, "unreachable-timeout": .number,
         "response-timeout": .number, "ping-interval": .number,
         "out": .string, "progress": .string, "resume": .boolean, "mock-option": .strings,
+        "shard": .string,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

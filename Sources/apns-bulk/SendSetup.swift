@@ -13,6 +13,10 @@ struct SendSetup {
     init(command: SendCommand) throws {
         let endpointNames = command.endpoint.isEmpty ? ["production"] : command.endpoint
         try Self.checkCounts(command)
+        let shard: Shard?
+        do { shard = try command.shard.map { text throws(Shard.ParseError) in try Shard(parsing: text) } } catch {
+            throw RunFailure.usage(error.description)
+        }
         try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
         let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
@@ -84,6 +88,7 @@ struct SendSetup {
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
+        configuration.shard = shard
         configuration.defaultPayload = payload
         configuration.defaults = defaults
         configuration.connections = command.connections
