@@ -9,6 +9,10 @@ DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 # What only the tests need on top: faketime runs `send` with a clock behind APNs'.
 TEST_DEB_PACKAGES := faketime
+# PyPI packages the tests need besides cryptography (installed by test-deps, each on its own line).
+TEST_PIP_PACKAGES :=
+# The Kubernetes manifests (jobs/kubernetes/) are checked against the official Python client's models.
+TEST_PIP_PACKAGES += kubernetes
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
@@ -57,6 +61,15 @@ test-deps: deps
 	    echo "test-deps: Python's cryptography is missing. Run: python3 -m pip install cryptography" >&2; exit 1; \
 	  fi; \
 	fi
+	@for p in $(TEST_PIP_PACKAGES); do \
+	  python3 -c "import importlib.metadata as m; m.version('$$p')" 2>/dev/null && continue; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "test-deps: installing Python's $$p"; \
+	    python3 -m pip install -q $$p 2>/dev/null || python3 -m pip install -q --break-system-packages $$p || exit 1; \
+	  else \
+	    echo "test-deps: Python's $$p is missing. Run: python3 -m pip install $$p" >&2; exit 1; \
+	  fi; \
+	done
 
 test: test-deps
 	$(SWIFT) build --build-tests
