@@ -124,7 +124,8 @@ public struct Summary: Sendable {
     public var humanText: String {
         var lines: [String] = []
         let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
-        lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
+        let whose = shard.map { " of shard \($0)" } ?? ""
+        lines.append("\(rows) rows\(whose): " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if carriedRows > 0 {
