@@ -87,7 +87,9 @@ public final class Campaign: Sendable {
         let claim: CampaignDirectory.Claim
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
-            if configuration.prescan, let shard = configuration.shard {
+            // A shard's resume needs to know its rows (what is left, what a crash may have sent),
+            // so it prescans even with `prescan` off: its input is a regular file (`check` saw to it).
+            if let shard = configuration.shard, configuration.prescan || claim.record != nil {
                 let prescan = try ShardPrescan.run(path: configuration.inputPath, shard: shard,
                                                    requiresTopic: configuration.rowsNeedTopic)
                 expectedRows = prescan.result.rows

@@ -62,6 +62,11 @@ import Testing
         // At most what the kill can have left in flight (2 connections x 50 streams) and the
         // mark's step and reader's queue, all of them this shard's rows, not the other shard's.
         #expect(resent >= 0 && resent <= summary["rows"] as? Int ?? 0, "a shard counts only its own rows as resent: \(resent)")
+
+        // A shard's resume knows its rows even under --no-prescan: finished, nothing more counted.
+        let again = try SendResumeTests.send(rig, mock, input: rig.csv, out: out, ["--resume", "--shard", "1/2", "--no-prescan"])
+        #expect(again.result.status == 0 && again.result.stdout.contains("already finished"), "\(again.result.stdout)")
+        #expect(try again.summary["resent_after_crash"] as? Int == resent)
     }
 
     @Test func summaryJsonSaysWhenWhatInputWhichShardAndWhichVersion() throws {
