@@ -54,15 +54,19 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
             while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
             guard start < end else { return nil }
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var hash = fnvOffsetBasis
             for offset in start..<end {
                 let byte = bytes[offset]
                 let lowered = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                hash = (hash ^ UInt64(lowered)) &* 0x0000_0100_0000_01b3
+                hash = (hash ^ UInt64(lowered)) &* fnvPrime
             }
             return hash
         }
     }
+
+    /// FNV-1a 64's parameters.
+    static let fnvOffsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
+    static let fnvPrime: UInt64 = 0x0000_0100_0000_01b3
 
     /// Which shard of `count` a row goes to: its token's hash mod N, or its row number mod N when
     /// it has no token to hash.

@@ -146,4 +146,72 @@ import Testing
         #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 250, inFlightLimit: 1000, sentThrough: nil,
                                                  members: members) == 1 + 150)
     }
+
+    /// The sharded prescan's fast path marks exactly the rows its libcsv pass marks (the reader's
+    /// own parsing), over files with quoted fields, CRLF, blank lines, blanks around fields, wrong
+    /// field counts and empty tokens; or it leaves the file to libcsv.
+    @Test func theFastShardScanMarksTheRowsTheLibcsvPassMarks() throws {
+        let directory = try TemporaryDirectory()
+        var generator = SeededGenerator(seed: 14)
+        var fastFiles = 0
+        for file in 0..<40 {
+            let newline = file % 3 == 0 ? "\r\n" : "\n"
+            var text = file % 5 == 0 ? "payload , device_token,topic" + newline : "device_token,payload,topic" + newline
+            let tokenFirst = file % 5 != 0
+            for row in 0..<Int.random(in: 50...400, using: &generator) {
+                let hex = String(UInt64.random(in: 0 ... .max, using: &generator), radix: 16)
+                var token: String
+                switch Int.random(in: 0..<12, using: &generator) {
+                case 0: token = ""
+                case 1: token = hex.uppercased()
+                case 2: token = "  " + hex + " "
+                case 3 where file % 4 == 0: token = "\"" + hex + "\""
+                case 4 where file % 7 == 0: token = "\"a\"\"b\""
+                case 5 where file % 6 == 0: token = hex.prefix(4) + " \t" + hex.dropFirst(4)
+                default: token = hex
+                }
+                let payload = ["{}", "\"{\"\"a\"\":\"\"x,\ny\"\"}\"", " \"{}\" ", ""][Int.random(in: 0..<4, using: &generator)]
+                var fields = tokenFirst ? [token, payload, "t"] : [payload, token, "t"]
+                if row % 37 == 5 { fields.append("extra") }
+                if row % 41 == 7 { fields.removeLast(2) }
+                text += fields.joined(separator: ",") + newline
+                if row % 29 == 3 { text += newline }
+            }
+            let path = try directory.write("c\(file).csv", text)
+            for count in 1...4 {
+                for index in 0..<count {
+                    let shard = try #require(Shard(index: index, count: count))
+                    let slow = try ShardPrescan.parse(path: path, shard: shard, chunkSize: 333)
+                    guard let fast = try ShardPrescan.scan(path: path, shard: shard, chunkSize: 1000) else { continue }
+                    if count == 1 { fastFiles += 1 }
+                    #expect(fast.result == slow.result, "file \(file), shard \(shard)")
+                    let highest = max(fast.members.highest, slow.members.highest)
+                    #expect(fast.members.count(notIn: slow.members, DoneRows(), through: highest) == 0
+                            && slow.members.count(notIn: fast.members, DoneRows(), through: highest) == 0, "file \(file), shard \(shard)")
+                }
+            }
+        }
+        #expect(fastFiles >= 24, "most files take the fast path (those with odd tokens do not)")
+        let rows = String(repeating: "abcdef,{}\n", count: 20)
+        let suspicious = try directory.write("q.csv", "device_token,payload\n" + rows + "ab\"c,{}\n")
+        #expect(try ShardPrescan.scan(path: suspicious, shard: Shard(index: 0, count: 2)!, chunkSize: 64) == nil)
+        #expect(throws: InputFileError.malformedQuoting(path: suspicious, line: 22), "libcsv's pass names the line") {
+            try ShardPrescan.run(path: suspicious, shard: Shard(index: 0, count: 2)!, chunkSize: 64)
+        }
+        let huge = try directory.write("h.csv", "device_token,payload\nab,\"" + String(repeating: "x", count: 70_000) + "\"\n")
+        #expect(try ShardPrescan.scan(path: huge, shard: Shard(index: 0, count: 2)!) == nil, "over 64 KiB: libcsv's")
+    }
+}
+
+/// splitmix64: the same files on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
