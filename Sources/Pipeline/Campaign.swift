@@ -188,6 +188,9 @@ public final class Campaign: Sendable {
     static func exitStatus(cause: StopCause?, summary: Summary) -> Int32 {
         if let cause, cause.outcomeForUnfinishedRows == .aborted { return 2 }
         if summary.counts[.aborted] > 0 { return 2 }
+        // Reading stopped at a line it could not read: the shards whose log does not hold that row
+        // (`--shard`) were cut short all the same.
+        if summary.inputStop != nil { return 2 }
         if summary.counts[.gaveUp] > 0 { return 3 }
         return 0
     }

@@ -63,7 +63,8 @@ final class Reader<Source: RowSource>: Sendable {
         } catch {
             // Only without the prescan can a line fail mid-run: the rows before it were handed out
             // and are sent as usual; the row at it is aborted (InputError); the rest cannot be read.
-            if let stop = source.value.stoppedAt {
+            // A row that could not be read has no token to hash: one shard, by its number, records it.
+            if let stop = source.value.stoppedAt, shard.map({ (lastRow + 1) % $0.count == $0.index }) ?? true {
                 rows += 1
                 records.append(stop.record(row: lastRow + 1))
             }

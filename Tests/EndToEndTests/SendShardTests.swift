@@ -97,4 +97,25 @@ import Testing
         }
         #expect(try sharded.summary["rows"] as? Int ?? 0 < 300, "a shard's rows, not the campaign's")
     }
+
+    /// Under --no-prescan a line that cannot be read ends every shard's reading there; the row at
+    /// it (no token to hash) is recorded by one shard only, so the logs still hold each row once.
+    @Test func theUnreadableRowOfAStreamedCampaignIsInOneShardsLog() throws {
+        let rig = try Rig(rows: 3_000)
+        var lines = try String(contentsOfFile: rig.csv, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        lines[2_000] = #"zz"x,{}"#
+        let input = try rig.scratch.write("bad-late.csv", lines.joined(separator: "\n"))
+        let mock = try rig.mock()
+        defer { mock.stop() }
+        var rows: [Int] = []
+        for index in 0..<3 {
+            let run = try rig.send(mock, ["--no-prescan", "--shard", "\(index)/3"], input: input)
+            #expect(run.result.status == 2, "\(run.result.stderr)")
+            #expect(try run.summary["input_stopped_at_line"] as? Int == 2_001)
+            rows += try run.records.compactMap { $0["row"] as? Int }
+            let summary = try run.summary
+            #expect(CampaignRun.outcomes.reduce(0) { $0 + (summary[$1] as? Int ?? 0) } == summary["rows"] as? Int)
+        }
+        #expect(rows.sorted() == Array(1...2_000), "rows 1...1,999 sent, row 2,000 aborted, each in one log")
+    }
 }
