@@ -13,6 +13,10 @@ TEST_DEB_PACKAGES := faketime
 TEST_DEB_PACKAGES += prometheus prometheus-pushgateway
 # A real CONNECT proxy for the --proxy tests.
 TEST_DEB_PACKAGES += tinyproxy
+# PyPI packages the tests need besides cryptography (installed by test-deps, each on its own line).
+TEST_PIP_PACKAGES :=
+# The Kubernetes manifests (jobs/kubernetes/) are checked against the official Python client's models.
+TEST_PIP_PACKAGES += kubernetes
 RELEASE_BIN := .build/release/apns-bulk
 DEBUG_BIN := .build/debug/apns-bulk
 DEMO_DIR ?= demo-out
@@ -61,6 +65,15 @@ test-deps: deps
 	    echo "test-deps: Python's cryptography is missing. Run: python3 -m pip install cryptography" >&2; exit 1; \
 	  fi; \
 	fi
+	@for p in $(TEST_PIP_PACKAGES); do \
+	  python3 -c "import importlib.metadata as m; m.version('$$p')" 2>/dev/null && continue; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "test-deps: installing Python's $$p"; \
+	    python3 -m pip install -q $$p 2>/dev/null || python3 -m pip install -q --break-system-packages $$p || exit 1; \
+	  else \
+	    echo "test-deps: Python's $$p is missing. Run: python3 -m pip install $$p" >&2; exit 1; \
+	  fi; \
+	done
 
 test: test-deps
 	$(SWIFT) build --build-tests

@@ -129,7 +129,7 @@ struct CSVRecordCounter {
     /// In a quoted field, the offset of the first quote that may end it (one of a `""` within a
     /// word does not), or of the first of the last 7 bytes, or `count`. Only a quote matters there.
     @inline(__always)
-    private static func skipQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    static func skipQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         var index = start
         while count &- index >= 8 {
             var quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
@@ -149,7 +149,7 @@ struct CSVRecordCounter {
     /// them), or of the first of the last 7 bytes, or `count`. A word of hex digits, letters or
     /// digits has none.
     @inline(__always)
-    private static func skipUnquoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    static func skipUnquoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         var index = start
         while count &- index >= 8 {
             let below = SWAR.bytesBelow(SWAR.load(raw + index), 0x2D)

@@ -103,13 +103,22 @@ public final class Campaign: Sendable {
         let configuration = self.configuration
         let expectedRows: Int?
         var suspects: [UInt64]?
+        var members: DoneRows?
         let source: CSVSource
         let claim: CampaignDirectory.Claim
         if configuration.dryRun && configuration.resume { throw SetupError.dryRunCannotResume }
         if configuration.spreadSeconds != nil && !configuration.prescan { throw SetupError.spreadNeedsRowCount }
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
         do {
-            if configuration.prescan {
+            // A shard's resume needs to know its rows (what is left, what a crash may have sent),
+            // so it prescans even with `prescan` off: its input is a regular file (`check` saw to it).
+            // (Its duplicate check has no Bloom suspects: it keeps a hash per row of the shard.)
+            if let shard = configuration.shard, configuration.prescan || claim.record != nil {
+                let prescan = try ShardPrescan.run(path: configuration.inputPath, shard: shard,
+                                                   requiresTopic: configuration.rowsNeedTopic)
+                expectedRows = prescan.result.rows
+                members = prescan.members
+            } else if configuration.prescan {
                 let scan = configuration.allowDuplicates ? nil
                     : DuplicateScanRequest(defaultTopic: configuration.defaults.topic, bloomBytes: configuration.duplicateFilterBytes)
                 let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
@@ -132,7 +141,8 @@ public final class Campaign: Sendable {
         if configuration.dryRun {
             return try dryRun(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
         }
-        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
+        return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template,
+                        members: members)
     }
 
     /// The template's placeholders found in `header`, or the run stops before anything is sent.
@@ -145,12 +155,16 @@ public final class Campaign: Sendable {
 
     /// Sends `source`'s rows: the part of a run common to a file and rows from memory.
     /// `duplicateSuspects`: the prescan's (nil without one: the reader's stream mode).
+    /// `members`: a sharded prescan's rows of this shard.
     func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
-                                 duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil) throws -> Result {
+                                 duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil,
+                                 members: DoneRows? = nil) throws -> Result {
         var configuration = claim.configuration
         if configuration.spreadSeconds != nil && expectedRows == nil { throw SetupError.spreadNeedsRowCount }
         let directory: CampaignDirectory
-        do { directory = try claim.take(expectedRows: expectedRows) } catch { throw SetupError.campaignDirectory(error) }
+        do { directory = try claim.take(expectedRows: expectedRows, members: members) } catch {
+            throw SetupError.campaignDirectory(error)
+        }
         if let finished = directory.finished { return Result(summary: finished, stopCause: nil, exitStatus: 0) }
         if let spread = configuration.spreadSeconds, let rows = expectedRows {
             configuration.rate = PacerDuration.rate(rows: rows - (directory.resumed?.done.count ?? 0), seconds: spread)
@@ -159,6 +173,7 @@ public final class Campaign: Sendable {
         let shared = CampaignShared(configuration: configuration, control: control, template: template)
         let startedAt = ContinuousClock.now
         recorder.start(at: startedAt)
+        let startedAtWall = Self.wallClockMilliseconds()
         let writer: ResultWriter
         do {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
@@ -182,6 +197,7 @@ public final class Campaign: Sendable {
         // Every row is recorded and the files are closed: the run's elapsed time ends here, not
         // after the goodbyes below (a fixed ~50 ms that would only blur short runs' rates).
         let finishedAt = ContinuousClock.now
+        let finishedAtWall = Self.wallClockMilliseconds()
 
         for handle in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
@@ -202,6 +218,11 @@ public final class Campaign: Sendable {
         summary.connections = configuration.connections
         summary.endpoints = configuration.endpoints.map(\.description)
         (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
+        summary.startedAtMilliseconds = startedAtWall
+        summary.finishedAtMilliseconds = finishedAtWall
+        summary.input = configuration.inputPath
+        summary.fingerprint = directory.fingerprint
+        summary.shard = configuration.shard
         let cause = control.stopCause
         summary.exitStatus = Self.exitStatus(cause: cause, summary: summary)
         let summaryPath = configuration.outputDirectory + "/summary.json"
@@ -213,11 +234,19 @@ public final class Campaign: Sendable {
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
 
+    /// UTC now, for summary.json's `started_at` and `finished_at`.
+    private static func wallClockMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
     /// DESIGN.md: 2 aborted (credentials, misconfiguration, signal, fatal); 3 some rows gave up;
     /// 0 otherwise.
     static func exitStatus(cause: StopCause?, summary: Summary) -> Int32 {
         if let cause, cause.outcomeForUnfinishedRows == .aborted { return 2 }
         if summary.counts[.aborted] > 0 { return 2 }
+        // Reading stopped at a line it could not read: the shards whose log does not hold that row
+        // (`--shard`) were cut short all the same.
+        if summary.inputStop != nil { return 2 }
         if summary.counts[.gaveUp] > 0 { return 3 }
         return 0
     }

@@ -69,6 +69,8 @@ public struct CampaignConfiguration: Sendable {
     public var outputDirectory: String
     /// `--resume`: continue the campaign in `outputDirectory`, skipping rows it has recorded.
     public var resume = false
+    /// `--shard K/N`: send only this shard's rows (``Shard``); nil sends every row.
+    public var shard: Shard?
     /// Draw the progress line on stderr (the writer thread, at most a few times a second).
     public var showProgress = false
     /// `--rate`: requests per second at most for the whole run (retries count), spread evenly

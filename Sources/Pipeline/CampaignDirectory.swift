@@ -12,6 +12,8 @@ struct CampaignDirectory {
     let sentMark: SentMark?
     /// Held for the whole run: no second run uses the directory meanwhile.
     let lock: CampaignLock
+    /// The input's fingerprint as campaign.json records it (summary.json repeats it); nil for a stream.
+    var fingerprint: InputFingerprint?
 
     static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
@@ -40,6 +42,9 @@ struct CampaignDirectory {
         guard recorded == fingerprint else {
             throw .differentInput(directory: directory, recordedPath: record.input, path: configuration.inputPath)
         }
+        guard record.shard == configuration.shard?.description else {
+            throw .differentShard(directory: directory, recorded: record.shard, given: configuration.shard?.description)
+        }
         return Claim(configuration: configuration, fingerprint: fingerprint, record: record, lock: lock)
     }
 
@@ -59,25 +64,35 @@ struct CampaignDirectory {
         let lock: CampaignLock
 
         /// Starts the campaign (campaign.json first) or carries the recorded one over.
-        /// `expectedRows` is the prescan's count, when there was one.
-        func take(expectedRows: Int?) throws(CampaignDirectoryError) -> CampaignDirectory {
+        /// `expectedRows` is the prescan's count, when there was one; `members`, a sharded
+        /// prescan's rows of this shard (a shard's log holds only those).
+        func take(expectedRows: Int?, members: DoneRows? = nil) throws(CampaignDirectoryError) -> CampaignDirectory {
             let directory = configuration.outputDirectory
             let inFlightLimit = configuration.connections * configuration.maxStreams
             guard var record else {
-                try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
-                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
+                let print = try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
+                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory), lock: lock,
+                                         fingerprint: print)
             }
             let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
-            if let rows = expectedRows, log.done.missing(through: rows) == 0 {
-                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil, lock: lock)
+            if let rows = expectedRows, Self.everyRowDone(log, rows: rows, members: members) {
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil, lock: lock,
+                                         fingerprint: fingerprint)
             }
             record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit,
-                                                      sentThrough: SentMark.read(directory: directory))
+                                                      sentThrough: SentMark.read(directory: directory), members: members)
             record.inFlightLimit = inFlightLimit
             record.runs += 1
             try record.write(path: recordPath(directory))
             log.summary.resentAfterCrash = record.resentAfterCrash
-            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory), lock: lock)
+            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory), lock: lock,
+                                     fingerprint: fingerprint)
+        }
+
+        /// Whether every row of the campaign (of the shard, with `members`) has its record.
+        private static func everyRowDone(_ log: ResumedLog, rows: Int, members: DoneRows?) -> Bool {
+            guard let members else { return log.done.missing(through: rows) == 0 }
+            return members.count(notIn: log.done, DoneRows(), through: members.highest) == 0
         }
 
         /// Every row is recorded: the summary says so, and is written if a crash came before it.
@@ -87,6 +102,9 @@ struct CampaignDirectory {
             summary.carriedRows = rows
             summary.resentAfterCrash = record.resentAfterCrash
             summary.exitStatus = 0
+            summary.input = configuration.inputPath
+            summary.fingerprint = fingerprint
+            summary.shard = configuration.shard
             let directory = configuration.outputDirectory
             do { try log.deadTokens.close() } catch { throw .output(path: deadTokensPath(directory), detail: error.description) }
             let summaryPath = directory + "/summary.json"
@@ -108,7 +126,18 @@ struct CampaignDirectory {
     /// run's in-flight limit (connections × max streams) and one frame's worth of answers.
     /// Rows recorded `aborted` are sent again too, but not counted: the run that stopped
     /// recorded them. Counted per crash: a row sent again after two crashes counts twice.
-    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int, sentThrough: Int?) -> Int {
+    ///
+    /// A shard (`members`, its rows marked by its prescan) counts only its own rows: the other
+    /// shards' rows have no record in its log, and were never its to send.
+    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int, sentThrough: Int?,
+                               members: DoneRows? = nil) -> Int {
+        if let members {
+            if let sentThrough { return members.count(notIn: log.done, log.aborted, through: sentThrough) }
+            let highest = log.highestRecorded
+            let gaps = members.count(notIn: log.done, log.aborted, through: highest)
+            let beyond = members.count - members.count(notIn: DoneRows(), DoneRows(), through: highest)
+            return gaps + Swift.min(inFlightLimit + log.recordsInLastFrame, beyond)
+        }
         if let sentThrough {
             return log.unrecorded(through: expectedRows.map { Swift.min($0, sentThrough) } ?? sentThrough)
         }
@@ -118,8 +147,9 @@ struct CampaignDirectory {
         return gaps + Swift.min(window, beyond)
     }
 
+    /// Returns the input's fingerprint, as campaign.json now records it.
     private static func start(_ configuration: CampaignConfiguration, inFlightLimit: Int,
-                              fingerprint: InputFingerprint? = nil) throws(CampaignDirectoryError) {
+                              fingerprint: InputFingerprint? = nil) throws(CampaignDirectoryError) -> InputFingerprint? {
         let directory = configuration.outputDirectory
         do {
             try OutputFile.createDirectory(directory)
@@ -129,7 +159,9 @@ struct CampaignDirectory {
         // A pipe or stdin has no fingerprint: the campaign runs, and cannot be resumed.
         // Rows from memory have none either: `inputPath` is only their name.
         let print = configuration.rowsInMemory ? nil : fingerprint ?? (try? InputFingerprint.of(path: configuration.inputPath))
-        try CampaignRecord(input: configuration.inputPath, fingerprint: print, inFlightLimit: inFlightLimit)
+        try CampaignRecord(input: configuration.inputPath, fingerprint: print, inFlightLimit: inFlightLimit,
+                           shard: configuration.shard?.description)
             .write(path: recordPath(directory))
+        return print
     }
 }

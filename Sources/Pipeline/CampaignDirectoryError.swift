@@ -6,6 +6,8 @@ public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
     case inputNotRegular(path: String)
     case inputUnreadable(path: String, detail: String)
     case differentInput(directory: String, recordedPath: String, path: String)
+    /// `--resume` with another `--shard` than the campaign's (nil: none).
+    case differentShard(directory: String, recorded: String?, given: String?)
     case recordedInputNotRegular(directory: String, recordedPath: String)
     case logWithoutRecord(directory: String)
     case unreadableRecord(path: String, detail: String)
@@ -29,6 +31,11 @@ public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
         case .differentInput(let directory, let recordedPath, let path):
             "\(path) is not the input of the campaign in \(directory) (it was \(recordedPath); size or content differs): "
                 + "--resume continues a campaign only with the same file; give that file, or another --out DIR"
+        case .differentShard(let directory, let recorded, let given):
+            "the campaign in \(directory) is " + (recorded.map { "shard \($0) (--shard \($0))" } ?? "not sharded (no --shard)")
+                + ", and this run " + (given.map { "gives --shard \($0)" } ?? "gives no --shard")
+                + ": a resume must send the same rows; give " + (recorded.map { "--shard \($0)" } ?? "no --shard")
+                + ", or another --out DIR for this shard"
         case .recordedInputNotRegular(let directory, let recordedPath):
             "the campaign in \(directory) read \(recordedPath), a pipe or stdin, which cannot be read again: it cannot be "
                 + "resumed; give another --out DIR"

@@ -18,9 +18,11 @@ struct CampaignRecord: Codable, Equatable {
     var runs = 1
     /// Rows sent again after crashes, over every resume so far (an estimate; see CampaignDirectory).
     var resentAfterCrash = 0
+    /// `--shard K/N` as `K/N`; absent for a campaign of every row. A resume must give the same.
+    var shard: String?
 
     enum CodingKeys: String, CodingKey {
-        case format, input, fingerprint, runs
+        case format, input, fingerprint, runs, shard
         case fingerprintMethod = "fingerprint_method"
         case inFlightLimit = "in_flight_limit"
         case resentAfterCrash = "resent_after_crash"
@@ -54,7 +56,7 @@ struct CampaignRecord: Codable, Equatable {
     /// Written to a temporary name and renamed, so a crash leaves the old file or the new one.
     func write(path: String) throws(CampaignDirectoryError) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
             var bytes = [UInt8](try encoder.encode(self))
             bytes.append(0x0A)

@@ -27,7 +27,9 @@ extension Campaign {
         configuration.rowsInMemory = true
         let claim: CampaignDirectory.Claim
         do { claim = try CampaignDirectory.check(configuration) } catch { throw SetupError.campaignDirectory(error) }
-        let expectedRows = try Self.count(rows, requiringTopic: configuration.rowsNeedTopic)
+        var expectedRows = try Self.count(rows, requiringTopic: configuration.rowsNeedTopic)
+        // A shard's share of the rows is known only once they are read.
+        if configuration.shard != nil { expectedRows = nil }
         // A row from memory has the known columns only.
         let header = CSVHeader(names: CSVColumn.allCases.map(\.headerName), columns: Set(CSVColumn.allCases))
         let template = try Self.bind(configuration.payloadTemplate, to: header, path: Self.rowsInputName)

@@ -48,4 +48,20 @@ public struct DoneRows: Sendable {
         }
         return rows - marked
     }
+
+    /// Rows 1...`row` marked here and in neither `done` nor `aborted`: a shard's rows (`--shard`,
+    /// marked by its prescan) that a resume finds unrecorded.
+    func count(notIn done: DoneRows, _ aborted: DoneRows, through row: Int) -> Int {
+        guard row > 0 else { return 0 }
+        func word(_ rows: DoneRows, _ index: Int) -> UInt64 { index < rows.words.count ? rows.words[index] : 0 }
+        let last = Swift.min(row >> 6, words.count - 1)
+        guard last >= 0 else { return 0 }
+        var found = 0
+        for index in 0...last {
+            var bits = words[index] & ~word(done, index) & ~word(aborted, index)
+            if index == row >> 6 { bits &= row & 63 == 63 ? ~0 : (UInt64(1) << UInt64(row & 63 + 1)) &- 1 }
+            found += bits.nonzeroBitCount
+        }
+        return found
+    }
 }

@@ -36,6 +36,7 @@ extension Campaign {
             // A SIGINT stops the reading: the rows read so far are the summary's `rows`.
             while !control.isStopping, let batch = try source.nextBatch() {
                 for index in batch.indices {
+                    if let shard = configuration.shard, !shard.owns(batch, at: index) { continue }
                     switch decoder.decode(batch, at: index) {
                     case .rejected(let reason):
                         record(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],

@@ -75,7 +75,7 @@ public enum Prescan {
         return counter.isSuspicious ? nil : counter.records
     }
 
-    private static func readHeader(path: String, chunkSize: Int) throws(InputFileError) -> CSVHeader {
+    static func readHeader(path: String, chunkSize: Int) throws(InputFileError) -> CSVHeader {
         let file = try InputFile(path: path)
         let parser = CSVParser(path: file.path, keepsFields: false)
         var chunk: [UInt8] = []

@@ -10,7 +10,8 @@ final class Reader<Source: RowSource>: Sendable {
     private let source: ThreadBound<Source>
     private let shared: CampaignShared
     private let writer: ResultWriter
-    /// `--resume`: rows already recorded, skipped here; nil otherwise.
+    /// `--resume`: rows already recorded, skipped here; nil otherwise. Rows of other shards
+    /// (`--shard`) are skipped before them, and not counted.
     private let done: DoneRows?
     /// Raised before a batch's rows are handed on: what a crash may have sent.
     private let sentMark: SentMark?
@@ -31,6 +32,7 @@ final class Reader<Source: RowSource>: Sendable {
         let decoder = shared.decoder
         let done = self.done
         let duplicates = self.duplicates?.value
+        let shard = shared.configuration.shard
         var rows = 0
         /// The last row number read (`rows` leaves out the rows a resumed run skips).
         var lastRow = 0
@@ -43,6 +45,7 @@ final class Reader<Source: RowSource>: Sendable {
                     lastRow = last
                 }
                 for index in batch.indices {
+                    if let shard, !shard.owns(batch, at: index) { continue }
                     if let done, done.contains(batch.number(at: index)) {
                         // A row recorded before a crash was seen: a later copy is still a duplicate.
                         if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
@@ -77,7 +80,8 @@ final class Reader<Source: RowSource>: Sendable {
         } catch {
             // Only without the prescan can a line fail mid-run: the rows before it were handed out
             // and are sent as usual; the row at it is aborted (InputError); the rest cannot be read.
-            if let stop = source.value.stoppedAt {
+            // A row that could not be read has no token to hash: one shard, by its number, records it.
+            if let stop = source.value.stoppedAt, shard.map({ (lastRow + 1) % $0.count == $0.index }) ?? true {
                 rows += 1
                 records.append(stop.record(row: lastRow + 1))
             }

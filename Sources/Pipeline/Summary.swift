@@ -36,6 +36,16 @@ public struct Summary: Sendable {
     public var spreadSeconds: Double?
     /// `--dry-run`: the rows that passed every check and would be sent (`would_send`); nil for a real run.
     public var wouldSend: Int?
+    /// When this run began sending and when its last row was recorded, in milliseconds since the
+    /// epoch (`started_at`, `finished_at` in UTC ISO 8601); nil when a resume found nothing to send.
+    public var startedAtMilliseconds: Int64?
+    public var finishedAtMilliseconds: Int64?
+    /// `--input` as given (`input`).
+    public var input: String?
+    /// The input's fingerprint as campaign.json has it; nil for a stream (`fingerprint`: null).
+    public var fingerprint: InputFingerprint?
+    /// `--shard`; nil when every row was this run's (`shard`: null).
+    public var shard: Shard?
 
     /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
@@ -66,7 +76,8 @@ public struct Summary: Sendable {
     var answeredRows: Int { counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed] }
 
     /// summary.json: `rows`, one key per outcome, `by_reason`, `elapsed_s`, `notifications_per_s`,
-    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`, `resent_after_crash`.
+    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`, `resent_after_crash`,
+    /// `started_at`, `finished_at`, `input`, `fingerprint` {size, sample_sha256}, `shard`, `apns_bulk_version`.
     public var json: String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\n  \"rows\": ".utf8)
@@ -118,6 +129,7 @@ public struct Summary: Sendable {
             out.append(contentsOf: ",\n  \"dry_run\": true,\n  \"would_send\": ".utf8)
             JSONText.appendInteger(Int64(wouldSend), to: &out)
         }
+        appendRunIdentity(to: &out)
         if let inputStop {
             out.append(contentsOf: ",\n  \"input_stopped_at_line\": ".utf8)
             JSONText.appendInteger(Int64(inputStop.line), to: &out)
@@ -134,7 +146,8 @@ public struct Summary: Sendable {
         if let wouldSend {
             lines.append("dry run: nothing was sent and no connection was opened; \(wouldSend) rows would be sent")
         }
-        lines.append("\(rows) rows: " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
+        let whose = shard.map { " of shard \($0)" } ?? ""
+        lines.append("\(rows) rows\(whose): " + (parts.isEmpty ? "nothing sent" : parts.joined(separator: ", ")))
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if carriedRows > 0 {
@@ -161,5 +174,29 @@ public struct Summary: Sendable {
         var fraction = String(abs(scaled % Int64(scale)))
         while fraction.count < places { fraction = "0" + fraction }
         return whole + "." + fraction
+    }
+
+    /// What run this was: when, over which input (and shard), by which apns-bulk. A value that
+    /// does not apply is null, never left out, so that a script reads every key.
+    private func appendRunIdentity(to out: inout [UInt8]) {
+        func appendOptional(_ key: String, _ value: String?) {
+            out.append(contentsOf: ",\n  \"\(key)\": ".utf8)
+            if let value { JSONText.appendString(value, to: &out) } else { out.append(contentsOf: "null".utf8) }
+        }
+        appendOptional("started_at", startedAtMilliseconds.map { ISO8601.format(milliseconds: $0) })
+        appendOptional("finished_at", finishedAtMilliseconds.map { ISO8601.format(milliseconds: $0) })
+        appendOptional("input", input)
+        out.append(contentsOf: ",\n  \"fingerprint\": ".utf8)
+        if let fingerprint {
+            out.append(contentsOf: "{\"size\": ".utf8)
+            JSONText.appendInteger(fingerprint.size, to: &out)
+            out.append(contentsOf: ", \"sample_sha256\": ".utf8)
+            JSONText.appendString(fingerprint.sampleSHA256, to: &out)
+            out.append(contentsOf: "}".utf8)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+        appendOptional("shard", shard?.description)
+        appendOptional("apns_bulk_version", Version.current)
     }
 }

@@ -1,5 +1,6 @@
 import APNs
 import ArgumentParser
+import Pipeline
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,8 @@ import Glibc
 /// every error into one line on stderr and the exit status of DESIGN.md (never a stack trace).
 @main
 struct APNsBulk: ParsableCommand {
-    static let version = "0.1.0"
+    /// Pipeline's, which summary.json records too: one constant for both.
+    static let version = Version.current
 
     static let configuration = CommandConfiguration(
         commandName: "apns-bulk",

@@ -34,6 +34,7 @@ enum JobFileValueKind {
         "metrics-out": .string, "metrics-interval": .number, "pushgateway": .string, "metrics-job": .string,
         "metrics-instance": .string,
         "proxy": .string, "noproxy": .string,
+        "shard": .string,
     ]
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".

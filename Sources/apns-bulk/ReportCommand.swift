@@ -18,10 +18,14 @@ struct ReportCommand: ParsableCommand {
 
     func run() throws {
         let merge = DeadTokenMerge()
+        let overlap = RowOverlap()
         var tallies: [ResultLogTally] = []
         for path in logs {
             do {
-                tallies.append(try ResultLogTally.read(path: path) { merge.add($0) })
+                tallies.append(try ResultLogTally.read(path: path) { record in
+                    merge.add(record)
+                    overlap.add(record, path: path)
+                })
             } catch {
                 throw RunFailure.usage(error.description)
             }
@@ -34,26 +38,29 @@ struct ReportCommand: ParsableCommand {
                                    + "were lost when the run stopped)\n")
             }
         }
+        if let warning = overlap.warning { writeStandardError("apns-bulk: \(warning)\n") }
         if let deadTokens {
             do { try merge.write(to: deadTokens) } catch { throw RunFailure.usage(error.description) }
         }
         var total = OutcomeCounts()
         for tally in tallies { total.add(tally.counts) }
-        print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count)
-                   : humanText(tallies, total: total, deadTokenCount: merge.count), terminator: "")
+        print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows)
+                   : humanText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows),
+              terminator: "")
     }
 
     private func countsText(_ counts: OutcomeCounts) -> String {
         "rows \(counts.total) " + Outcome.allCases.map { "\($0.rawValue) \(counts[$0])" }.joined(separator: " ")
     }
 
-    private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int) -> String {
+    private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int) -> String {
         var lines = tallies.map { tally in
             "\(tally.path): \(countsText(tally.counts))" + (tally.cutFrame.map { cut in
                 " (cut last frame: \(cut.recordsRead) records read, skipped \(cut.incompleteLineBytes) bytes of an incomplete line)"
             } ?? "")
         }
         lines.append("total: \(countsText(total))")
+        if repeatedRows > 0 { lines.append("repeated rows: \(repeatedRows) records for a row number met in an earlier record (see the warning)") }
         lines.append("dead tokens: \(deadTokenCount)" + (deadTokens.map { " (written to \($0))" } ?? ""))
         return lines.joined(separator: "\n") + "\n"
     }
@@ -62,7 +69,7 @@ struct ReportCommand: ParsableCommand {
         "\"rows\": \(counts.total), " + Outcome.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ")
     }
 
-    private func jsonText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int) -> String {
+    private func jsonText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int) -> String {
         let files = tallies.map { tally in
             var path: [UInt8] = []
             JSONText.appendString(tally.path, to: &path)
@@ -72,6 +79,7 @@ struct ReportCommand: ParsableCommand {
                 + "\"incomplete_line_bytes\": \(tally.cutFrame?.incompleteLineBytes ?? 0)}"
         }
         return "{\n  \"files\": [\n" + files.joined(separator: ",\n") + "\n  ],\n"
-            + "  \"total\": {\(countsJSON(total))},\n  \"dead_tokens\": \(deadTokenCount)\n}\n"
+            + "  \"total\": {\(countsJSON(total))},\n  \"dead_tokens\": \(deadTokenCount),\n"
+            + "  \"repeated_rows\": \(repeatedRows)\n}\n"
     }
 }

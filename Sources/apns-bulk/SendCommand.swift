@@ -142,6 +142,8 @@ struct SendCommand: ParsableCommand {
     var resume = false
     @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
     var dryRun = false
+    @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (README, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs.", valueName: "K/N"))
+    var shard: String?
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
     var config: String?
 
@@ -188,7 +190,9 @@ struct SendCommand: ParsableCommand {
     }
 
     private static func isNegativeNumber(_ text: String) -> Bool {
-        text.count > 1 && text.hasPrefix("-") && Double(text.dropFirst()) != nil
+        guard text.count > 1 && text.hasPrefix("-") else { return false }
+        // `--shard -1/3` too: no flag starts with a digit.
+        return Double(text.dropFirst()) != nil || text.dropFirst().first.map { $0.isASCII && $0.isNumber } == true
     }
 
     func run() throws {

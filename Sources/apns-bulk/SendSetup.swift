@@ -15,6 +15,10 @@ struct SendSetup {
         let binary = command.wireProtocol == .binary
         if binary { try Self.checkBinary(command, endpoints: endpointNames) }
         try Self.checkCounts(command)
+        let shard: Shard?
+        do { shard = try command.shard.map { text throws(Shard.ParseError) in try Shard(parsing: text) } } catch {
+            throw RunFailure.usage(error.description)
+        }
         try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
         let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
@@ -105,6 +109,7 @@ struct SendSetup {
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
         configuration.allowDuplicates = command.allowDuplicates
+        configuration.shard = shard
         configuration.defaultPayload = payload
         configuration.payloadTemplate = template
         configuration.defaults = defaults
@@ -134,7 +139,7 @@ struct SendSetup {
         case .never: configuration.showProgress = false
         case .auto: configuration.showProgress = isatty(2) == 1
         }
-        configuration.metrics = try Self.metricsOptions(command)
+        configuration.metrics = try Self.metricsOptions(command, shard: shard)
         if !usesToken && !usesPEM && !usesP12 && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }

@@ -33,12 +33,13 @@ extension SendSetup {
     }
 
     /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
-    static func metricsOptions(_ command: SendCommand) throws -> MetricsOptions? {
+    static func metricsOptions(_ command: SendCommand, shard: Shard?) throws -> MetricsOptions? {
         guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
         var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
         options.textfilePath = command.metricsOut
         options.job = command.metricsJob
-        // Hook for `--shard K/N`: set `options.shard` to K, the shard's grouping label.
+        // A shard's series are told apart by its index K (the Pushgateway's grouping label).
+        options.shard = shard.map { String($0.index) }
         if let url = command.pushgateway {
             do { options.pushgateway = try PushgatewayTarget(parsing: url) } catch {
                 throw RunFailure.usage("--pushgateway \(url): \(error.detail)")

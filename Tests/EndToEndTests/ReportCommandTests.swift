@@ -124,4 +124,33 @@ import Testing
         #expect(result.status == 1)
         #expect(result.stderr.contains("/nonexistent/results.jsonl.zst"))
     }
+
+    /// Shards' logs never share a row number: one met twice (the same log given twice, shards of
+    /// another N or campaign) is a warning naming the row and the log, and a count in --json.
+    @Test func aRowNumberInTwoLogsIsWarnedAboutAndCounted() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-repeat-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shard0 = try writeLog(directory, "shard-0.jsonl.zst", frames: [
+            line(1, "aaa", "delivered", status: 200, reason: nil, at: nil) + line(4, "ddd", "delivered", status: 200, reason: nil, at: nil),
+        ], cutLast: false)
+        let shard1 = try writeLog(directory, "shard-1.jsonl.zst", frames: [
+            line(2, "bbb", "unregistered", status: 410, reason: "Unregistered", at: 1_795_426_299_123)
+                + line(3, "ccc", "delivered", status: 200, reason: nil, at: nil),
+        ], cutLast: false)
+
+        let clean = try Binary.run(["report", shard0, shard1])
+        #expect(clean.status == 0 && clean.stderr.isEmpty, "\(clean.stderr)")
+        #expect(clean.stdout.contains("total: rows 4 delivered 3 unregistered 1 "))
+
+        let twice = try Binary.run(["report", shard0, shard1, shard0])
+        #expect(twice.status == 0)
+        #expect(twice.stderr.contains("warning: 2 records are for a row number already met"), "\(twice.stderr)")
+        #expect(twice.stderr.contains("row 1 again in \(shard0)"), "\(twice.stderr)")
+        #expect(twice.stdout.contains("repeated rows: 2 "))
+        let json = try Binary.run(["report", shard0, shard1, shard0, "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["repeated_rows"] as? Int == 2)
+        #expect((try #require(object["total"] as? [String: Int]))["rows"] == 6, "every record is still counted")
+    }
 }

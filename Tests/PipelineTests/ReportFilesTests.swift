@@ -43,8 +43,12 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["rows", "delivered", "unregistered", "bad_token", "failed", "rejected", "gave_up",
                                      "aborted", "by_reason", "elapsed_s", "notifications_per_s", "latency_ms",
-                                     "connections", "endpoints", "exit_status", "resent_after_crash"])
+                                     "connections", "endpoints", "exit_status", "resent_after_crash",
+                                     "started_at", "finished_at", "input", "fingerprint", "shard", "apns_bulk_version"])
         #expect(object["resent_after_crash"] as? Int == 0, "0 unless a resume sent rows again after a crash")
+        // What run this was: null where it does not apply, never left out.
+        for key in ["started_at", "finished_at", "input", "fingerprint", "shard"] { #expect(object[key] is NSNull, "\(key)") }
+        #expect(object["apns_bulk_version"] as? String == Version.current)
         #expect(object["rows"] as? Int == 4)
         #expect(object["gave_up"] as? Int == 1)
         #expect(object["delivered"] as? Int == 1)
@@ -57,6 +61,21 @@ import Testing
         #expect(object["exit_status"] as? Int == 3)
         #expect(summary.accountingHolds)
         #expect(summary.humanText.contains("gave_up 1"))
+        #expect(summary.humanText.hasPrefix("4 rows: "))
+
+        summary.startedAtMilliseconds = 1_795_426_299_123
+        summary.finishedAtMilliseconds = 1_795_426_301_456
+        summary.input = "/data/campaign \"nightly\".csv"
+        summary.fingerprint = InputFingerprint(size: 1234, sampleSHA256: String(repeating: "ab", count: 32))
+        summary.shard = Shard(index: 1, count: 3)
+        let identified = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
+        #expect(identified["started_at"] as? String == "2026-11-23T09:31:39.123Z")
+        #expect(identified["finished_at"] as? String == "2026-11-23T09:31:41.456Z")
+        #expect(identified["input"] as? String == "/data/campaign \"nightly\".csv")
+        let fingerprint = try #require(identified["fingerprint"] as? [String: Any])
+        #expect(fingerprint["size"] as? Int == 1234 && fingerprint["sample_sha256"] as? String == String(repeating: "ab", count: 32))
+        #expect(identified["shard"] as? String == "1/3")
+        #expect(summary.humanText.hasPrefix("4 rows of shard 1/3: "))
     }
 
     @Test func accountingCheckCatchesAMissingRow() {
