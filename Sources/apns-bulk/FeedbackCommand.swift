@@ -30,11 +30,11 @@ struct FeedbackCommand: ParsableCommand {
     var certFile: String?
     @Option(name: .customLong("cert-key-file"), help: "The certificate's private key (PEM).")
     var certKeyFile: String?
-    @Option(name: .customLong("p12-file"), help: "A .p12 holding certificate and key.")
+    @Option(name: .customLong("p12-file"), help: "A .p12 holding certificate and key. Default: none.")
     var p12File: String?
-    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password.")
+    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password. Default: none, for a .p12 without a password.")
     var p12PasswordEnv: String?
-    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server.")
+    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server. Default: none; the system's trust store alone.")
     var caFile: String?
     @Option(help: "The dead-token list to write, or to merge into when it exists.")
     var out: String

@@ -15,7 +15,7 @@ struct GenCommand: ParsableCommand {
     var invalidRate: Double = 0
     @Option(help: "Share of valid rows whose token the mock reports as unregistered (0...1).")
     var unregisteredRate: Double = 0
-    @Option(help: "File for the unregistered tokens, in the mock's format device_token,timestamp_ms.")
+    @Option(help: "File for the unregistered tokens, in the mock's format device_token,timestamp_ms. Default: none.")
     var unregisteredOut: String?
     @Option(help: "Approximate payload size in bytes.") var payloadBytes: Int = 200
     @Option(help: "Seed: the same seed gives the same campaign.") var seed: UInt64 = 1

@@ -10,31 +10,31 @@ struct MockServerOptions: ParsableArguments {
     @Option(help: "Address to listen on, HOST:PORT; port 0 picks a free port.")
     var listen = "127.0.0.1:0"
 
-    @Option(name: .customLong("tls-cert"), help: "Server certificate chain (PEM). Without it, an ephemeral CA issues one.")
+    @Option(name: .customLong("tls-cert"), help: "Server certificate chain (PEM). Without it, an ephemeral CA issues one. Default: none.")
     var tlsCert: String?
 
-    @Option(name: .customLong("tls-key"), help: "Private key (PEM) of --tls-cert.")
+    @Option(name: .customLong("tls-key"), help: "Private key (PEM) of --tls-cert. Default: none.")
     var tlsKey: String?
 
-    @Option(name: .customLong("ca-out"), help: "Write the ephemeral CA certificate here, for clients' --ca-file.")
+    @Option(name: .customLong("ca-out"), help: "Write the ephemeral CA certificate here, for clients' --ca-file. Default: none.")
     var caOut: String?
 
-    @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM).")
+    @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM). Default: none; the signature is not checked then.")
     var verifyKeyFile: String?
 
-    @Option(name: .customLong("key-id"), help: "With --verify-key-file: the key id tokens must carry.")
+    @Option(name: .customLong("key-id"), help: "With --verify-key-file: the key id tokens must carry. Default: none; any.")
     var keyID: String?
 
-    @Option(name: .customLong("team-id"), help: "With --verify-key-file: the team id tokens must carry.")
+    @Option(name: .customLong("team-id"), help: "With --verify-key-file: the team id tokens must carry. Default: none; any.")
     var teamID: String?
 
-    @Option(name: .customLong("topic"), help: "A bundle id served (repeatable); its push-type suffixes are allowed too.")
+    @Option(name: .customLong("topic"), help: "A bundle id served (repeatable); its push-type suffixes are allowed too. Default: none; any topic.")
     var topics: [String] = []
 
-    @Option(name: .customLong("unregistered-file"), help: "Lines device_token[,timestamp_ms]: answered 410 Unregistered.")
+    @Option(name: .customLong("unregistered-file"), help: "Lines device_token[,timestamp_ms]: answered 410 Unregistered. Default: none.")
     var unregisteredFile: String?
 
-    @Option(name: .customLong("respond-file"), help: "Lines device_token,status,reason[,times]: scripted answers.")
+    @Option(name: .customLong("respond-file"), help: "Lines device_token,status,reason[,times]: scripted answers. Default: none.")
     var respondFile: String?
 
     @Option(name: .customLong("max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS once a connection is authorized.")
@@ -49,7 +49,7 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("latency-jitter-ms"), help: "Add a random 0...N ms to each delay.")
     var latencyJitterMs = 0
 
-    @Option(name: .customLong("fail"), help: "Random server errors, e.g. 500:0.01,503:0.005.")
+    @Option(name: .customLong("fail"), help: "Random server errors, e.g. 500:0.01,503:0.005. Default: none.")
     var fail: String?
 
     @Option(name: .customLong("too-many-requests"), help: "Rate (0...1) of 429 TooManyRequests.")
@@ -58,13 +58,13 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("refuse-streams"), help: "Rate (0...1) of streams reset with REFUSED_STREAM.")
     var refuseStreams = 0.0
 
-    @Option(name: .customLong("goaway-after"), help: "Send GOAWAY (Shutdown) after each connection's N-th request.")
+    @Option(name: .customLong("goaway-after"), help: "Send GOAWAY (Shutdown) after each connection's N-th request. Default: never.")
     var goawayAfter: Int?
 
-    @Option(name: .customLong("reset-after"), help: "Reset the TCP connection after each connection's N-th request.")
+    @Option(name: .customLong("reset-after"), help: "Reset the TCP connection after each connection's N-th request. Default: never.")
     var resetAfter: Int?
 
-    @Option(name: .customLong("stall-after"), help: "Stop reading a connection after its N-th request.")
+    @Option(name: .customLong("stall-after"), help: "Stop reading a connection after its N-th request. Default: never.")
     var stallAfter: Int?
 
     @Flag(name: .customLong("throttle-after-errors"), help: "Drop a connection to one stream after a rejected notification.")
@@ -73,37 +73,37 @@ struct MockServerOptions: ParsableArguments {
     @Option(help: "Seed of the random faults: a fault is a function of seed, device token and attempt.")
     var seed: UInt64 = 0
 
-    @Option(name: .customLong("client-ca"), help: "Require client certificates issued by this CA (certificate mode).")
+    @Option(name: .customLong("client-ca"), help: "Require client certificates issued by this CA (certificate mode). Default: none; token auth.")
     var clientCA: String?
 
-    @Option(name: .customLong("stats-out"), help: "Write counters as JSON here when the server stops.")
+    @Option(name: .customLong("stats-out"), help: "Write counters as JSON here when the server stops. Default: none.")
     var statsOut: String?
 
-    @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst.")
+    @Option(name: .customLong("record-out"), help: "Record one JSON line per request here, as zstd-compressed .jsonl.zst. Default: none.")
     var recordOut: String?
     @Flag(name: .customLong("record-payloads"), help: "With --record-out, also record each request's payload, as a JSON string.")
     var recordPayloads = false
 
-    @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca.")
+    @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca. Default: none; off.")
     var legacyBinaryListen: String?
 
-    @Option(name: .customLong("feedback-listen"), help: "Also run Apple's retired feedback service at HOST:PORT: it sends the --unregistered-file tokens as feedback tuples.")
+    @Option(name: .customLong("feedback-listen"), help: "Also run Apple's retired feedback service at HOST:PORT: it sends the --unregistered-file tokens as feedback tuples. Default: none; off.")
     var feedbackListen: String?
 
-    @Option(name: .customLong("binary-fail"), help: "Binary gateway: error statuses at random, as STATUS:RATE pairs, e.g. 1:0.01,255:0.005.")
+    @Option(name: .customLong("binary-fail"), help: "Binary gateway: error statuses at random, as STATUS:RATE pairs, e.g. 1:0.01,255:0.005. Default: none.")
     var binaryFail: String?
 
-    @Option(name: .customLong("binary-shutdown-after"), help: "Binary gateway: once, after the N-th notification accepted, answer status 10 (shutdown) and close.")
+    @Option(name: .customLong("binary-shutdown-after"), help: "Binary gateway: once, after the N-th notification accepted, answer status 10 (shutdown) and close. Default: never.")
     var binaryShutdownAfter: Int?
 
-    @Option(name: .customLong("binary-close-after"), help: "Binary gateway: once, after the N-th notification accepted, close the connection with no error response.")
+    @Option(name: .customLong("binary-close-after"), help: "Binary gateway: once, after the N-th notification accepted, close the connection with no error response. Default: never.")
     var binaryCloseAfter: Int?
 
-    @Option(name: .customLong("feedback-cut-bytes"), help: "Feedback service: leave this many bytes off the end, so the last tuple arrives truncated.")
+    @Option(name: .customLong("feedback-cut-bytes"), help: "Feedback service: leave this many bytes off the end, so the last tuple arrives truncated. Default: none.")
     var feedbackCutBytesChoice: Int?
     var feedbackCutBytes: Int { feedbackCutBytesChoice ?? 0 }
 
-    @Option(name: .customLong("binary-record-out"), help: "Binary gateway: when the server stops, write one JSON line per frame received to this file: accepted, refused or discarded.")
+    @Option(name: .customLong("binary-record-out"), help: "Binary gateway: when the server stops, write one JSON line per frame received to this file: accepted, refused or discarded. Default: none.")
     var binaryRecordOut: String?
 
     /// The retired protocols' listeners and faults (issue 15), checked like the other flags.

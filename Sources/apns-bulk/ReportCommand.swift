@@ -8,7 +8,7 @@ struct ReportCommand: ParsableCommand {
         abstract: "Count outcomes in results.jsonl.zst files and merge their dead tokens.")
 
     @Argument(help: "One or more results.jsonl.zst files.") var logs: [String]
-    @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at.")
+    @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at. Default: none; no list is written.")
     var deadTokens: String?
     @Flag(help: "Print a machine-readable JSON summary.") var json = false
 

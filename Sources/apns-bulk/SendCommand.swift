@@ -44,45 +44,45 @@ struct SendCommand: ParsableCommand {
     // Input
     @Option(help: "The campaign: a CSV file (.csv or .csv.zst) with a device_token column; - reads stdin.")
     var input: String
-    @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent.")
+    @Option(name: .customLong("payload-file"), help: "JSON payload for rows whose payload is empty or absent. Default: none; each row then brings its own payload.")
     var payloadFile: String?
     @Flag(name: .customLong("no-prescan"), help: "Do not read the input twice; no ETA then. Stdin (-) and named pipes skip it by themselves.")
     var noPrescan = false
-    @Option(name: .customLong("payload-template"), help: "A JSON payload for rows whose payload is empty or absent, its strings holding {{column}} placeholders: each is filled with that column of the row, any header column, escaped as JSON string text. Not together with --payload-file.")
+    @Option(name: .customLong("payload-template"), help: "A JSON payload for rows whose payload is empty or absent, its strings holding {{column}} placeholders: each is filled with that column of the row, any header column, escaped as JSON string text. Not together with --payload-file. Default: none.")
     var payloadTemplate: String?
     @Flag(name: .customLong("allow-duplicates"), help: "Send every row. By default a device token that appears again in the campaign with the same topic (case-insensitive) is sent once: the later rows are recorded rejected with reason DuplicateToken and duplicate_of naming the first row.")
     var allowDuplicates = false
 
     // Run-level headers; a row's own columns override them.
-    @Option(help: "apns-topic: the app's bundle id, with the suffix its push type needs, if any.")
+    @Option(help: "apns-topic: the app's bundle id, with the suffix its push type needs, if any. Default: none; each row's topic column then, or with certificate auth the certificate's topic.")
     var topic: String?
-    @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...).")
+    @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...). Default: none; APNs then reads the notification as alert.")
     var pushType: String?
     @Option(help: "apns-priority: 10, 5 or 1. Default: 10, or 5 for background.")
     var priority: String?
-    @Option(help: "apns-expiration in epoch seconds; 0 delivers once and stores nothing.")
+    @Option(help: "apns-expiration in epoch seconds; 0 delivers once and stores nothing. Default: none; APNs then decides how long to store it.")
     var expiration: String?
-    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id, at most 64 bytes.")
+    @Option(name: .customLong("collapse-id"), help: "apns-collapse-id, at most 64 bytes. Default: none.")
     var collapseID: String?
 
     // Credentials
-    @Option(name: .customLong("key-file"), help: "Token auth: the .p8 signing key.")
+    @Option(name: .customLong("key-file"), help: "Token auth: the .p8 signing key. Default: none; give a key or a certificate, or --endpoint mock alone.")
     var keyFile: String?
-    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID.")
+    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID. Default: none.")
     var keyID: String?
-    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID.")
+    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID. Default: none.")
     var teamID: String?
-    @Option(name: .customLong("cert-file"), help: "Certificate auth: the client certificate (PEM).")
+    @Option(name: .customLong("cert-file"), help: "Certificate auth: the client certificate (PEM). Default: none.")
     var certFile: String?
-    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the certificate's private key (PEM).")
+    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the certificate's private key (PEM). Default: none.")
     var certKeyFile: String?
-    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key.")
+    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key. Default: none.")
     var p12File: String?
-    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password.")
+    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password. Default: none, for a .p12 without a password.")
     var p12PasswordEnv: String?
 
     // Where and how fast
-    @Option(help: "production, sandbox, HOST:PORT or mock; repeat to spread across several.")
+    @Option(help: "production, sandbox, HOST:PORT or mock; repeat to spread across several. Default: production, which is api.push.apple.com:443.")
     var endpoint: [String] = []
     @Option(help: "Connections in all, spread across endpoints and their addresses.")
     var connections = 4
@@ -92,13 +92,13 @@ struct SendCommand: ParsableCommand {
     var threads: Int?
     @Option(help: "At most this many notifications per second for the whole run, retries included, spread evenly across it (e.g. 500 or 0.5). Default: as fast as APNs answers.")
     var rate: Double?
-    @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate.")
+    @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate. Default: none, so no pacing.")
     var spread: String?
-    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it.")
+    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it. Default: none; the system's trust store alone.")
     var caFile: String?
-    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT. Without it, https_proxy or HTTPS_PROXY is used when set; --proxy '' connects directly. TLS to APNs runs inside the tunnel. --endpoint mock is never proxied.")
+    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT. Without it, https_proxy or HTTPS_PROXY is used when set; --proxy '' connects directly. TLS to APNs runs inside the tunnel. --endpoint mock is never proxied. Default: the environment's proxy, if any.")
     var proxy: String?
-    @Option(help: "Hosts reached without the proxy, a comma-separated list as curl reads it: names (with their subdomains), IP addresses or CIDR blocks, optionally with :PORT, or * for all. Overrides no_proxy/NO_PROXY; '' proxies every host.")
+    @Option(help: "Hosts reached without the proxy, a comma-separated list as curl reads it: names (with their subdomains), IP addresses or CIDR blocks, optionally with :PORT, or * for all. Overrides no_proxy/NO_PROXY; '' proxies every host. Default: no_proxy or NO_PROXY from the environment.")
     var noproxy: String?
 
     // Apple's retired binary provider API (issue 15)
@@ -142,16 +142,16 @@ struct SendCommand: ParsableCommand {
     var resume = false
     @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
     var dryRun = false
-    @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (README, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs.", valueName: "K/N"))
+    @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (README, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs. Default: none; every row.", valueName: "K/N"))
     var shard: String?
-    @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win.")
+    @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win. Default: none.")
     var config: String?
 
     // Metrics
     @Option(name: .customLong("metrics-out"),
-            help: "Write Prometheus metrics to this .prom file, e.g. in node_exporter's textfile directory; it is replaced atomically every --metrics-interval seconds and at the end.")
+            help: "Write Prometheus metrics to this .prom file, e.g. in node_exporter's textfile directory; it is replaced atomically every --metrics-interval seconds and at the end. Default: none.")
     var metricsOut: String?
-    @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL every --metrics-interval seconds and at the end. A failed push is a warning, never fatal.")
+    @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL every --metrics-interval seconds and at the end. A failed push is a warning, never fatal. Default: none.")
     var pushgateway: String?
     @Option(name: .customLong("metrics-job"), help: "The job label of pushed metrics.")
     var metricsJob = "apns_bulk"
@@ -162,7 +162,7 @@ struct SendCommand: ParsableCommand {
 
     /// A job file's [mock] table arrives here too.
     @Option(name: .customLong("mock-option"),
-            help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable.")
+            help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable. Default: none.")
     var mockOptions: [String] = []
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }

@@ -93,4 +93,26 @@ import Testing
             }
         }
     }
+
+    /// Every option that takes a value says what happens without it: ArgumentParser's own
+    /// "(default: X)", or a "Default: ..." of ours for options whose default is no value at all.
+    /// Options the usage line requires are exempt.
+    @Test(arguments: commands.filter { !$0.isEmpty })
+    func everyOptionStatesItsDefault(command: [String]) throws {
+        let text = try Self.help(command).components(separatedBy: "\nEXAMPLES:\n")[0]
+        let usage = text.components(separatedBy: "\nOPTIONS:\n")[0]
+        let options = text.components(separatedBy: "\nOPTIONS:\n").dropFirst().joined()
+        var blocks: [String] = []
+        for line in options.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("  -") { blocks.append(String(line)) } else if !blocks.isEmpty { blocks[blocks.count - 1] += " " + line }
+        }
+        var silent: [String] = []
+        for block in blocks {
+            let words = block.split(separator: " ")
+            guard let flag = words.first, words.count > 1, words[1].hasPrefix("<") else { continue }
+            let required = usage.contains("\(flag) <") && !usage.contains("[\(flag) <")
+            if !required && !block.lowercased().contains("default") { silent.append(String(flag)) }
+        }
+        #expect(silent == [], "\(command): these options do not say their default")
+    }
 }
