@@ -1,5 +1,4 @@
 import Foundation
-import TOMLKit
 
 /// `--config JOB.toml`: a job file whose keys are the long flag names of `send` (`max-streams = 500`,
 /// `endpoint = ["production"]`, `progress = "never"`), and whose optional `[mock]` table configures
@@ -20,7 +19,8 @@ enum JobFile {
             given.insert(String(argument.split(separator: "=", maxSplits: 1)[0]))
         }
         var generated: [String] = []
-        for (rawKey, value) in table {
+        for entry in table {
+            let rawKey = entry.key, value = entry.value
             let key = rawKey.replacingOccurrences(of: "_", with: "-")
             if key == "mock" {
                 guard let mock = value.table else {
@@ -51,26 +51,22 @@ enum JobFile {
         return nil
     }
 
-    private static func load(_ path: String) throws -> [(String, TOMLValueConvertible)] {
+    private static func load(_ path: String) throws -> [TOMLTable.Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RunFailure.usage("--config \(path): cannot read the job file (missing or unreadable); give the path of a TOML file")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw RunFailure.usage("--config \(path): the job file is not UTF-8 text")
         }
-        if let line = TOMLParserGuard.firstLineThatCrashesTheParser(in: Array(data)) {
-            throw RunFailure.usage("--config \(path): line \(line): not TOML: a table header must start with a key ([name] or [\"quoted name\"]), and an array holds values, not a '}'")
-        }
         do {
-            let table = try TOMLTable(string: text)
-            return table.keys.compactMap { key in table[key].map { (key, $0) } }
-        } catch let error as TOMLParseError {
-            throw RunFailure.usage("--config \(path): line \(error.source.begin.line): \(error.description)")
+            return try TOMLReader.read(text).entries
+        } catch {
+            throw RunFailure.usage("--config \(path): \(error)")
         }
     }
 
-    private static func flagArguments(flag: String, value: TOMLValueConvertible, path: String, key: String) throws -> [String] {
-        if let bool = value.bool { return bool ? [flag] : [] }
+    private static func flagArguments(flag: String, value: TOMLValue, path: String, key: String) throws -> [String] {
+        if let bool = value.boolean { return bool ? [flag] : [] }
         if let array = value.array {
             return try array.flatMap { try flagArguments(flag: flag, value: $0, path: path, key: key) }
         }
@@ -84,12 +80,11 @@ enum JobFile {
 
     private static func mockOptions(_ table: TOMLTable, path: String) throws -> [String] {
         var options: [String] = []
-        for key in table.keys {
-            guard let value = table[key] else { continue }
+        for entry in table.entries {
+            let key = entry.key, value = entry.value
             let name = key.replacingOccurrences(of: "_", with: "-")
-            let values: [TOMLValueConvertible] = value.array.map { Array($0) } ?? [value]
-            for item in values {
-                if let bool = item.bool {
+            for item in value.array ?? [value] {
+                if let bool = item.boolean {
                     if bool { options += ["--mock-option", name] }
                 } else if let text = scalarText(item) {
                     options += ["--mock-option=\(name)=\(text)"]
@@ -101,10 +96,12 @@ enum JobFile {
         return options
     }
 
-    private static func scalarText(_ value: TOMLValueConvertible) -> String? {
-        if let string = value.string { return string }
-        if let int = value.int { return String(int) }
-        if let double = value.double { return String(double) }
-        return nil
+    private static func scalarText(_ value: TOMLValue) -> String? {
+        switch value {
+        case .string(let string): string
+        case .integer(let integer): String(integer)
+        case .float(let float): String(float)
+        case .boolean, .array, .table: nil
+        }
     }
 }
