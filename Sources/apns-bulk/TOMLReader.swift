@@ -4,8 +4,8 @@
 /// so that no input can stop the process: every mistake is a `TOMLError` with its line and, where
 /// it helps, its column.
 enum TOMLReader {
-    /// How deep arrays and inline tables may nest: deep enough for any job file, shallow enough
-    /// that no input runs the reader (which recurses per level) out of stack.
+    /// How deep tables and arrays may nest: deep enough for any job file, shallow enough that no
+    /// input runs the reader, or the values it returns (which recurse per level), out of stack.
     static let maximumNesting = 64
 
     static func read(_ text: String) throws(TOMLError) -> TOMLTable {
@@ -46,6 +46,7 @@ enum TOMLReader {
                 throw scanner.error("a table header must start with a key ([name] or [\"quoted name\"]), found \(scanner.found)")
             }
             let path = try scanner.key()
+            try checkNesting(path.count)
             scanner.skipBlanks()
             let shown = TOMLKeys.display(path)
             if appending {
@@ -62,13 +63,15 @@ enum TOMLReader {
         }
 
         /// `key = value` into `table`, the cursor on the key; returns the key.
-        private mutating func keyValue(into table: TOMLTableBuilder, depth: Int = 0) throws(TOMLError) -> [String] {
+        private mutating func keyValue(into table: TOMLTableBuilder) throws(TOMLError) -> [String] {
             let line = scanner.line
             let column = scanner.column
             guard scanner.atKey else {
                 throw scanner.error("expected a key (a name, a \"quoted name\" or a dotted.name) or a [table] header, found \(scanner.found)")
             }
             let key = try scanner.key()
+            let depth = table.depth + key.count
+            try checkNesting(depth)
             scanner.skipBlanks()
             let shown = TOMLKeys.display(key)
             try scanner.expect(TOMLByte.equals, "'=' after the key `\(shown)`")
@@ -84,8 +87,8 @@ enum TOMLReader {
         private mutating func value(depth: Int) throws(TOMLError) -> TOMLValue {
             switch scanner.current {
             case TOMLByte.quote, TOMLByte.apostrophe: .string(try scanner.string())
-            case TOMLByte.openBracket: try array(depth: depth + 1)
-            case TOMLByte.openBrace: try inlineTable(depth: depth + 1)
+            case TOMLByte.openBracket: try array(depth: depth)
+            case TOMLByte.openBrace: try inlineTable(depth: depth)
             default: try scanner.bareValue()
             }
         }
@@ -109,7 +112,7 @@ enum TOMLReader {
                 case TOMLByte.comma, TOMLByte.closeBrace, TOMLByte.equals:
                     throw scanner.error("an array holds values separated by commas, found \(scanner.found)")
                 default:
-                    items.append(try value(depth: depth))
+                    items.append(try value(depth: depth + 1))
                 }
                 try scanner.skipSpaceCommentsAndNewlines()
                 if scanner.current == TOMLByte.comma {
@@ -124,7 +127,7 @@ enum TOMLReader {
         private mutating func inlineTable(depth: Int) throws(TOMLError) -> TOMLValue {
             try checkNesting(depth)
             scanner.position += 1
-            let table = TOMLTableBuilder(origin: .inline)
+            let table = TOMLTableBuilder(origin: .inline, depth: depth)
             scanner.skipBlanks()
             if scanner.current == TOMLByte.closeBrace {
                 scanner.position += 1
@@ -136,7 +139,7 @@ enum TOMLReader {
                     throw scanner.error("an inline table has no ',' after its last pair")
                 }
                 guard scanner.atKey else { throw scanner.error("expected a key in the inline table, found \(scanner.found)") }
-                _ = try keyValue(into: table, depth: depth)
+                _ = try keyValue(into: table)
                 scanner.skipBlanks()
                 if scanner.current == TOMLByte.comma {
                     scanner.position += 1
@@ -151,7 +154,7 @@ enum TOMLReader {
 
         private func checkNesting(_ depth: Int) throws(TOMLError) {
             if depth > TOMLReader.maximumNesting {
-                throw scanner.error("arrays and inline tables nest more than \(TOMLReader.maximumNesting) deep")
+                throw scanner.error("tables and arrays nest more than \(TOMLReader.maximumNesting) deep")
             }
         }
     }

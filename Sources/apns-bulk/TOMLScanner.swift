@@ -7,7 +7,14 @@ struct TOMLScanner {
     private(set) var line = 1
     private var lineStart = 0
 
-    init(_ text: String) { bytes = Array(text.utf8) }
+    init(_ text: String) {
+        bytes = Array(text.utf8)
+        // A byte-order mark, as some Windows editors write one, is not part of the first line.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            position = 3
+            lineStart = 3
+        }
+    }
 
     var current: UInt8? { position < bytes.count ? bytes[position] : nil }
 

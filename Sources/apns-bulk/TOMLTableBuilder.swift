@@ -18,12 +18,15 @@ final class TOMLTableBuilder {
     private(set) var origin: Origin
     /// Where the table is, from the document's root (from its own start for an inline table's).
     let path: [String]
+    /// How many tables and arrays it is nested in, from the document's root.
+    let depth: Int
     private var order: [String] = []
     private var slots: [String: (slot: Slot, line: Int)] = [:]
 
-    init(origin: Origin, path: [String] = []) {
+    init(origin: Origin, path: [String] = [], depth: Int = 0) {
         self.origin = origin
         self.path = path
+        self.depth = depth
     }
 
     /// The table a `[path]` header (or `[[path]]` with `appending`) opens, made or extended in this,
@@ -36,7 +39,8 @@ final class TOMLTableBuilder {
             let shown = TOMLKeys.display(path.prefix(depth + 1))
             let last = depth == path.count - 1
             guard let existing = table.slots[key] else {
-                let made = TOMLTableBuilder(origin: last ? .header : .implicit, path: Array(path.prefix(depth + 1)))
+                let made = TOMLTableBuilder(origin: last ? .header : .implicit, path: Array(path.prefix(depth + 1)),
+                                            depth: table.depth + 1)
                 table.insert(key, last && appending ? .tables([made]) : .table(made), line: line)
                 table = made
                 continue
@@ -49,7 +53,7 @@ final class TOMLTableBuilder {
                 guard let newest = items.last else { preconditionFailure("an array of tables starts with one") }
                 table = newest
             case .tables(let items) where appending:
-                let made = TOMLTableBuilder(origin: .header, path: path)
+                let made = TOMLTableBuilder(origin: .header, path: path, depth: table.depth + 1)
                 table.slots[key]?.slot = .tables(items + [made])
                 table = made
             case .tables:
@@ -84,7 +88,7 @@ final class TOMLTableBuilder {
             let shown = TOMLKeys.display(here)
             let rest = TOMLKeys.display(full.dropFirst(here.count))
             guard let existing = table.slots[key] else {
-                let made = TOMLTableBuilder(origin: .dotted, path: here)
+                let made = TOMLTableBuilder(origin: .dotted, path: here, depth: table.depth + 1)
                 table.insert(key, .table(made), line: line)
                 table = made
                 continue

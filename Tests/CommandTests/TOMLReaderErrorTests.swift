@@ -123,9 +123,15 @@ import Testing
 
     @Test func nestingDeeperThanTheLimitIsAnErrorNotAStackOverflow() {
         let deep = String(repeating: "[", count: 100_000)
-        #expect(message("a = " + deep) == "line 1: not TOML: arrays and inline tables nest more than 64 deep (column 69)")
+        #expect(message("a = " + deep) == "line 1: not TOML: tables and arrays nest more than 64 deep (column 69)")
         let inline = String(repeating: "{ a = ", count: 10_000)
-        #expect(message("t = " + inline)?.hasPrefix("line 1: not TOML: arrays and inline tables nest more than 64 deep") == true)
+        #expect(message("t = " + inline)?.hasPrefix("line 1: not TOML: tables and arrays nest more than 64 deep") == true)
+        let dotted = Array(repeating: "a", count: 100_000).joined(separator: ".")
+        #expect(message(dotted + " = 1") == "line 1: not TOML: tables and arrays nest more than 64 deep (column 200000)")
+        #expect(message("[" + dotted + "]") == "line 1: not TOML: tables and arrays nest more than 64 deep (column 200001)")
+        #expect(message("[" + Array(repeating: "a", count: 40).joined(separator: ".") + "]\n"
+                        + Array(repeating: "b", count: 30).joined(separator: ".") + " = 1")?
+                    .hasPrefix("line 2: not TOML: tables and arrays nest more than 64 deep") == true)
         let limit = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         #expect(message("a = " + limit) == nil)
     }

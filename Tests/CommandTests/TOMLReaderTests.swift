@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import apns_bulk
 
@@ -17,6 +18,7 @@ import Testing
         let table = try read("# a job\r\n\n  topic = \"com.example\" # the app\r\n\t\n# end")
         #expect(table == TOMLTable(["topic": .string("com.example")]))
         #expect(try read("") == TOMLTable())
+        #expect(try read("\u{FEFF}a = 1") == TOMLTable(["a": .integer(1)]), "a byte-order mark is no key")
     }
 
     @Test func bareQuotedAndDottedKeysNameTheirPlaces() throws {
@@ -185,14 +187,13 @@ import Testing
         #expect(apple?["texture"] == .table(TOMLTable(["smooth": .boolean(true)])))
     }
 
-    @Test func theShippedJobFilesRead() throws {
-        let demo = try read("""
-            endpoint = ["mock"]
-            connections = 4
-            [mock]
-            fail = "503:0.001"            # some 503s
-            too-many-requests = 0.001
-            """)
-        #expect(demo["mock"]?.table?["too-many-requests"] == .float(0.001))
+    @Test(arguments: ["nightly.example.toml", "demo.toml"])
+    func theJobFilesInJobsRead(name: String) throws {
+        let jobs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("jobs")
+        let table = try read(try String(contentsOf: jobs.appendingPathComponent(name), encoding: .utf8))
+        #expect(table["topic"]?.string?.hasPrefix("com.example.") == true)
+        #expect(table["endpoint"]?.array?.allSatisfy { $0.string != nil } == true)
+        #expect(table["connections"]?.integer != nil)
     }
 }
