@@ -22,7 +22,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
@@ -47,7 +46,6 @@ let package = Package(
         .executableTarget(name: "apns-bulk", dependencies: [
             "APNs", "Transport", "Pipeline", "MockAPNs",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
 
         .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV", "CLinux"]),
@@ -55,6 +53,8 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "CNGHTTP2", "COpenSSL"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "MockAPNs"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs"]),
+        // The command's own code (the job file and its TOML reader), through `@testable import`.
+        .testTarget(name: "CommandTests", dependencies: ["apns-bulk"]),
         // Runs the built binary (`swift build` first): it imports none of the modules.
         .testTarget(name: "EndToEndTests"),
     ],

@@ -11,7 +11,6 @@ let package = Package(
     name: "apns-bulk-fuzz",
     dependencies: [
         .package(path: "apns-bulk"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         .target(name: "FuzzSupport"),
@@ -28,11 +27,10 @@ let package = Package(
         .executableTarget(name: "FuzzKeys", dependencies: [
             "FuzzSupport", .product(name: "APNs", package: "apns-bulk"), .product(name: "Transport", package: "apns-bulk"),
         ]),
-        // JobFile.swift is the apns-bulk command's own file (symlinked in): an executable's code
-        // cannot be imported, and the job file belongs with the command line it expands into.
-        .executableTarget(name: "FuzzJobFile", dependencies: [
-            "FuzzSupport", .product(name: "TOMLKit", package: "TOMLKit"),
-        ]),
+        // JobFile*.swift and TOML*.swift are the apns-bulk command's own files (symlinked in): an
+        // executable's code cannot be imported, and the job file belongs with the command line it
+        // expands into.
+        .executableTarget(name: "FuzzJobFile", dependencies: ["FuzzSupport"]),
         .executableTarget(name: "FuzzMockRequest", dependencies: [
             "FuzzSupport", .product(name: "MockAPNs", package: "apns-bulk"), .product(name: "APNs", package: "apns-bulk"),
             .product(name: "Transport", package: "apns-bulk"),

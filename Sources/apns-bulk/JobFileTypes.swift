@@ -1,5 +1,3 @@
-import TOMLKit
-
 /// What each key of a job file must hold, checked before the file becomes flags: a TOML value
 /// of another type would otherwise turn into a flag's text and be read as something else
 /// (`endpoint = 12345` became the host `12345:443`, `connections = [1, 2]` ran with 2, and
@@ -51,33 +49,32 @@ enum JobFileValueKind {
 
     /// Nil when `value` fits; otherwise what is wrong with it, naming `key`, the type found and
     /// the type wanted.
-    func problem(_ value: TOMLValueConvertible, key: String) -> String? {
+    func problem(_ value: TOMLValue, key: String) -> String? {
         if self == .strings, let array = value.array {
-            for (index, item) in array.enumerated() where item.type != .string {
+            for (index, item) in array.enumerated() where item.string == nil {
                 return "`\(key)` item \(index + 1) is \(Self.name(of: item)); each item must be a string"
             }
             return nil
         }
-        let fits = switch value.type {
+        let fits = switch value {
         case .string: self == .string || self == .stringOrInteger || self == .strings
-        case .int: self == .integer || self == .number || self == .stringOrInteger
-        case .double: self == .number
-        case .bool: self == .boolean
-        default: false
+        case .integer: self == .integer || self == .number || self == .stringOrInteger
+        case .float: self == .number
+        case .boolean: self == .boolean
+        case .array, .table: false
         }
         return fits ? nil : "`\(key)` is \(Self.name(of: value)); it must be \(wanted)"
     }
 
     /// The TOML type of `value` with an article and the value itself where it is short.
-    static func name(of value: TOMLValueConvertible) -> String {
-        switch value.type {
-        case .string: "a string (\"\(value.string ?? "")\")"
-        case .int: "an integer (\(value.int.map(String.init) ?? ""))"
-        case .double: "a float (\(value.double.map { String($0) } ?? ""))"
-        case .bool: "a boolean (\(value.bool == true ? "true" : "false"))"
+    static func name(of value: TOMLValue) -> String {
+        switch value {
+        case .string(let string): "a string (\"\(string)\")"
+        case .integer(let integer): "an integer (\(integer))"
+        case .float(let float): "a float (\(float))"
+        case .boolean(let boolean): "a boolean (\(boolean))"
         case .array: "an array"
         case .table: "a table"
-        default: "a \(value.type)"
         }
     }
 }

@@ -68,7 +68,8 @@ import Testing
             process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: seconds)
+            // In this build's time: a sanitized binary may not have its signal handlers yet at 0.8 s.
+            Thread.sleep(forTimeInterval: TestTime.seconds(seconds))
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             return process

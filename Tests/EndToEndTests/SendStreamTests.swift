@@ -23,7 +23,7 @@ import Testing
     /// that blocks on input must fail the test, not hang it). Returns false then.
     @discardableResult
     static func finish(_ process: Process, within limit: Double = 60) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(limit)
+        let deadline = ContinuousClock.now + .seconds(TestTime.seconds(limit))
         while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
         guard process.isRunning else { return true }
         kill(process.processIdentifier, SIGKILL)
@@ -109,7 +109,7 @@ import Testing
         Self.finish(process, within: 10)
         let waited = Self.seconds(ContinuousClock.now - signalled)
         mock.stop()
-        #expect(waited <= 1.0, "exited \(waited) s after SIGTERM")
+        #expect(waited <= TestTime.seconds(1.0), "exited \(waited) s after SIGTERM")
         #expect(process.terminationStatus == 2, "\(Self.stderr(out))")
         #expect(Self.stderr(out).contains("interrupted while waiting for \(fifo)"), "\(Self.stderr(out))")
         #expect(Self.stderr(out).contains("nothing was sent"))
@@ -142,7 +142,7 @@ import Testing
         Self.finish(process, within: 10)
         let waited = Self.seconds(ContinuousClock.now - signalled)
         mock.stop()
-        #expect(waited <= 1.0, "exited \(waited) s after the signal")
+        #expect(waited <= TestTime.seconds(1.0), "exited \(waited) s after the signal")
         #expect(process.terminationStatus == 2, "\(Self.stderr(out))")
         let run = CampaignRun(result: Binary.Result(status: 2, stdout: "", stderr: Self.stderr(out)), outDirectory: out)
         try run.checkEveryRowExactlyOnce(rows: 300)

@@ -225,7 +225,7 @@ func runAgainstMock(total: Int, maxStreams: Int = 100, singleStreamUntilAuthoriz
         adjust(&settings)
         ClientConnection(reactor: reactor, configuration: settings, delegate: driver).start()
     }
-    return try #require(outcome.wait(seconds: 20), "the connection to the mock never closed")
+    return try #require(outcome.wait(seconds: TestTime.seconds(20)), "the connection to the mock never closed")
 }
 
 /// One connection at the mock's full width: one stream until the first answer authorizes it, then

@@ -89,7 +89,7 @@ import Testing
         #expect(throws: InputFileError.interrupted(path: pipe.path)) {
             _ = try CSVSource(path: pipe.path, shouldStop: { stop.load(ordering: .acquiring) })
         }
-        #expect(ContinuousClock.now - started < .seconds(1.5))
+        #expect(ContinuousClock.now - started < .seconds(TestTime.seconds(1.5)))
     }
 
     @Test func aStopRequestWithAnIdleWriterHandsOutTheRowsReadThenEnds() throws {
@@ -105,7 +105,7 @@ import Testing
         }
         let started = ContinuousClock.now
         #expect(throws: InputFileError.interrupted(path: pipe.path)) { _ = try source.nextBatch() }
-        #expect(ContinuousClock.now - started < .seconds(1.5))
+        #expect(ContinuousClock.now - started < .seconds(TestTime.seconds(1.5)))
         #expect(source.stoppedAt == nil, "a stop request is not a bad line")
         #expect(!pipe.finished, "the writer was still idle")
     }

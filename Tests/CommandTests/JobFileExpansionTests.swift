@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import apns_bulk
+
+/// `send --config JOB.toml` turns the job file into `send`'s own arguments: in the file's order,
+/// arrays as repeated flags, `[mock]` as mock options, and the command line's flags winning.
+@Suite struct JobFileExpansionTests {
+    func expand(_ toml: String, _ arguments: [String] = []) throws -> [String] {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("job-\(UUID().uuidString).toml").path
+        try Data(toml.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try JobFile.expand(["send", "--config", path] + arguments)
+    }
+
+    @Test func keysBecomeFlagsInTheFilesOrderAndTheCommandLineWins() throws {
+        let expanded = try expand("""
+            topic = "com.example.app"
+            endpoint = ["production", "api.push.apple.com:2197"]
+            connections = 8
+            response_timeout = 12.5
+            no-prescan = true
+            resume = false
+            [mock]
+            fail = ["500:0.01", "503:0.02"]
+            latency_ms = 3
+            throttle-after-errors = true
+            """, ["--connections", "2"])
+        #expect(expanded.dropLast(4) == [
+            "send", "--topic=com.example.app", "--endpoint=production", "--endpoint=api.push.apple.com:2197",
+            "--response-timeout=12.5", "--no-prescan",
+            "--mock-option=fail=500:0.01", "--mock-option=fail=503:0.02", "--mock-option=latency-ms=3",
+            "--mock-option", "throttle-after-errors",
+        ])
+        #expect(Array(expanded.suffix(4)) == ["--config", expanded[expanded.count - 3], "--connections", "2"])
+    }
+
+    @Test func aMistakeInTheFileNamesTheFileAndTheLine() throws {
+        #expect {
+            try expand("topic = \"x\"\nwhen = 2026-11-25\n")
+        } throws: { error in
+            let message = (error as? RunFailure)?.message ?? ""
+            return message.hasPrefix("--config /") && message.hasSuffix(".toml: line 2: dates are not used in a job file")
+        }
+    }
+
+    @Test func anArrayOfTablesIsReadAndRefusedWhereNoFlagTakesIt() throws {
+        #expect {
+            try expand("[[keys]]\nkey-id = \"ABCDE12345\"\n")
+        } throws: { error in
+            (error as? RunFailure)?.message.hasSuffix("`keys` must be a string, number, boolean or array of those") == true
+        }
+    }
+}
