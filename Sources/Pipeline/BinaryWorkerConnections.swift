@@ -175,7 +175,7 @@ extension BinaryWorker {
         let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts, expiration: expiration,
                                                            nowMilliseconds: WallClock.milliseconds())
         if case .finish(let outcome) = action {
-            finish(job.record(outcome, reason: "ConnectionLost"))
+            finish(job.record(outcome, reason: LocalReason.connectionLost.rawValue))
         } else {
             ready.pushBack(job)
         }

@@ -51,8 +51,8 @@ public enum CSVRowProblem: Sendable, Equatable, CustomStringConvertible {
     /// A short, stable name for `reason` in the result log.
     public var reason: String {
         switch self {
-        case .fieldTooLarge, .unusedFieldTooLarge: "FieldTooLarge"
-        case .fieldCount: "FieldCountMismatch"
+        case .fieldTooLarge, .unusedFieldTooLarge: LocalReason.fieldTooLarge.rawValue
+        case .fieldCount: LocalReason.fieldCountMismatch.rawValue
         }
     }
 

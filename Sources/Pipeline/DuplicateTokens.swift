@@ -15,7 +15,7 @@
 /// Used by the reader thread only.
 final class DuplicateTokens {
     /// The `reason` of a later row's record.
-    static let reason = "DuplicateToken"
+    static let reason = LocalReason.duplicateToken.rawValue
 
     private let suspects: DuplicateSuspectTable?
     private var exact: [[UInt8]: Int] = [:]

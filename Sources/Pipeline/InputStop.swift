@@ -9,7 +9,7 @@ public struct InputStop: Sendable, Equatable {
     public let error: InputFileError
 
     /// The reason recorded for the row at the unreadable line.
-    static let reason = "InputError"
+    static let reason = LocalReason.inputError.rawValue
 
     /// The line an error names, or `fallback` (the line reached) when it names none.
     init(error: InputFileError, fallback: Int) {

@@ -1,3 +1,5 @@
+import APNs
+
 /// Why a campaign stopped sending before its rows were done. The first cause recorded wins.
 public enum StopCause: Sendable, Equatable {
     /// APNs refused the credentials (403 InvalidProviderToken, BadCertificate, ...): every further
@@ -36,15 +38,15 @@ public enum StopCause: Sendable, Equatable {
     public var reasonForUnfinishedRows: String {
         switch self {
         case .credentialsRefused(let reason): reason
-        case .wrongEnvironment: "WrongEnvironment"
-        case .tlsFailedEverywhere: "TLSFailed"
-        case .proxyFailed: "ProxyFailed"
-        case .cannotResolve: "CannotResolve"
-        case .interrupted: "Interrupted"
-        case .unreachable: "Unreachable"
-        case .fatal: "InputError"
-        case .outputFailed: "OutputError"
-        case .providerTokenRefusedAsExpired: "ExpiredProviderToken"
+        case .wrongEnvironment: LocalReason.wrongEnvironment.rawValue
+        case .tlsFailedEverywhere: LocalReason.tlsFailed.rawValue
+        case .proxyFailed: LocalReason.proxyFailed.rawValue
+        case .cannotResolve: LocalReason.cannotResolve.rawValue
+        case .interrupted: LocalReason.interrupted.rawValue
+        case .unreachable: LocalReason.unreachable.rawValue
+        case .fatal: LocalReason.inputError.rawValue
+        case .outputFailed: LocalReason.outputError.rawValue
+        case .providerTokenRefusedAsExpired: Reason.expiredProviderToken.name
         }
     }
 

@@ -296,7 +296,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                                            expiration: expiration(of: job),
                                                            nowMilliseconds: WallClock.milliseconds())
         if case .finish(let outcome) = action {
-            finish(job.record(outcome, reason: "ConnectionLost"))
+            finish(job.record(outcome, reason: LocalReason.connectionLost.rawValue))
         } else {
             // Like a 500/503 retry: the connection that lost it is the last one to try again.
             if case .retry(_, elsewhere: true) = action, let slotIndex = pool.slotIndex(for: connection) {

@@ -1,0 +1,78 @@
+/// The reasons apns-bulk itself writes into result records, for rows APNs never answered for
+/// good (refused before sending, or not finished). The one place their spelling lives: code
+/// writes `LocalReason.x.rawValue`, and `ReasonCatalog` gives each its meaning and the
+/// operator's action. A new local reason is a new case here, or the catalog test fails.
+public enum LocalReason: String, Sendable, CaseIterable {
+    case duplicateToken = "DuplicateToken"
+    case fieldTooLarge = "FieldTooLarge"
+    case fieldCountMismatch = "FieldCountMismatch"
+    case connectionLost = "ConnectionLost"
+    case unreachable = "Unreachable"
+    case tlsFailed = "TLSFailed"
+    case cannotResolve = "CannotResolve"
+    case wrongEnvironment = "WrongEnvironment"
+    case proxyFailed = "ProxyFailed"
+    case interrupted = "Interrupted"
+    case inputError = "InputError"
+    case outputError = "OutputError"
+
+    /// One sentence: what happened to a row with this reason.
+    public var meaning: String {
+        switch self {
+        case .duplicateToken:
+            "The same device token with the same topic came earlier in the campaign; that first row (`duplicate_of`) was sent, this one was not."
+        case .fieldTooLarge:
+            "A field of the row, in any column, is over 64 KiB, so the row was not sent."
+        case .fieldCountMismatch:
+            "The row has more or fewer fields than the header, usually an unquoted comma, so it was not sent."
+        case .connectionLost:
+            "The connection carrying the row was lost before APNs answered, on every attempt allowed."
+        case .unreachable:
+            "Every endpoint stayed unreachable for `--unreachable-timeout`, so the rows not yet sent gave up."
+        case .tlsFailed:
+            "TLS failed on every endpoint (certificate verification or ALPN), so the run stopped before the row was sent."
+        case .cannotResolve:
+            "No endpoint's name resolved to an address, so the run stopped before the row was sent."
+        case .wrongEnvironment:
+            "The first answers were all BadDeviceToken and none delivered, so the run stopped: the tokens belong to the other APNs environment."
+        case .proxyFailed:
+            "The CONNECT proxy refused or could not be reached on every connection, so the run stopped before the row was sent."
+        case .interrupted:
+            "The run got SIGINT or SIGTERM before the row was answered."
+        case .inputError:
+            "The input could not be read on at this row (a stream or `--no-prescan` run), so it and the rows after it were not sent."
+        case .outputError:
+            "A result file could not be written (a full disk, a vanished directory), so the run stopped before the row was sent."
+        }
+    }
+
+    /// One sentence: what the operator does about it.
+    public var action: String {
+        switch self {
+        case .duplicateToken:
+            "Nothing to do: pass `--allow-duplicates` only if the campaign really means to notify a device twice."
+        case .fieldTooLarge:
+            "Fix the row in the CSV (no field over 64 KiB) and send it again."
+        case .fieldCountMismatch:
+            "Quote the fields that hold commas or quotes in the CSV and send the row again."
+        case .connectionLost:
+            "Check the network path to APNs, then send the row again (`--resume` does not resend it)."
+        case .unreachable:
+            "Check the network, firewall and `--endpoint`, then send the `gave_up` rows again as a new campaign (`--resume` does not resend them)."
+        case .tlsFailed:
+            "Check `--ca-file`, the certificate or key flags, `--endpoint` and any TLS-inspecting middlebox, then `--resume`."
+        case .cannotResolve:
+            "Check `--endpoint` and the machine's DNS setup, then `--resume`."
+        case .wrongEnvironment:
+            "Send to the other environment (`--endpoint production` or `sandbox`) with `--resume`."
+        case .proxyFailed:
+            "Check `--proxy`/`HTTPS_PROXY`, its credentials and its rules for APNs' host and port, then `--resume`."
+        case .interrupted:
+            "Run `--resume` on the same `--out` to send the rest."
+        case .inputError:
+            "Fix the input at the line summary.json names (`input_stopped_at_line`) and send the remaining rows."
+        case .outputError:
+            "Free space or fix the output directory, then run `--resume`."
+        }
+    }
+}
