@@ -36,8 +36,11 @@ public struct H2Response: Sendable, Equatable {
     /// The `apns-id` response header, if present.
     public var apnsID: String? { apnsIDText?.description }
     /// The `apns-unique-id` response header (APNs' sandbox sends one: the key to the Push
-    /// Notifications Console's delivery log), when it held a UUID.
-    public let uniqueID: UUIDBytes?
+    /// Notifications Console's delivery log), when it held a UUID other than the nil UUID.
+    public var uniqueID: UUIDBytes? { uniqueIDBytes.isNil ? nil : uniqueIDBytes }
+    // Not optional, the nil UUID standing for none: an optional made the response (and the event
+    // holding it) 136 bytes, past what the compiler copies inline, so every copy became a memcpy call.
+    private let uniqueIDBytes: UUIDBytes
     /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
     public let body: [UInt8]
 
@@ -56,7 +59,7 @@ public struct H2Response: Sendable, Equatable {
         self.streamID = streamID
         self.status = status
         self.apnsIDText = apnsIDText
-        self.uniqueID = uniqueID
+        self.uniqueIDBytes = uniqueID ?? UUIDBytes(high: 0, low: 0)
         self.body = body
     }
 }

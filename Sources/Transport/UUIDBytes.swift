@@ -14,6 +14,9 @@ public struct UUIDBytes: Sendable, Hashable, CustomStringConvertible {
         self.low = low
     }
 
+    /// The nil UUID (all bits zero): no one's id.
+    public var isNil: Bool { high == 0 && low == 0 }
+
     /// The UUID spelled `bytes` (8-4-4-4-12 hex digits, either case); nil for anything else.
     public init?(text bytes: UnsafeBufferPointer<UInt8>) {
         guard bytes.count == 36 else { return nil }

@@ -25,9 +25,13 @@ import Transport
     @Test func anAnswersUniqueIDReachesTheResponseOnlyWhenItIsAUUID() throws {
         let pair = try H2TestPair()
         pair.answer = { request in
-            request.path.hasSuffix("00")
-                ? .init(status: 200, headers: [H2Header("apns-unique-id", "not a uuid \" \\ junk")])
-                : .init(status: 200, headers: [H2Header("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"),
+            if request.path.hasSuffix("00") {
+                return .init(status: 200, headers: [H2Header("apns-unique-id", "not a uuid \" \\ junk")])
+            }
+            if request.path.hasSuffix("02") {
+                return .init(status: 200, headers: [H2Header("apns-unique-id", "00000000-0000-0000-0000-000000000000")])
+            }
+            return .init(status: 200, headers: [H2Header("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"),
                                                 H2Header("apns-unique-id", "0D6E2BA9-2d63-4e63-9a6c-0d4a2c40cda5")])
         }
         try pair.pump()
@@ -37,11 +41,15 @@ import Transport
         try pair.pump()
         try pair.submit(tag: 3, token: "abcd01")
         try pair.pump()
+        try pair.submit(tag: 4, token: "abcd02")
+        try pair.pump()
         let responses = pair.responses
-        try #require(responses.count == 3)
+        try #require(responses.count == 4)
         #expect(responses[0].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
         #expect(responses[0].apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
         #expect(responses[1].uniqueID == nil)
         #expect(responses[2].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
+        // The nil UUID is no one's id.
+        #expect(responses[3].uniqueID == nil)
     }
 }
