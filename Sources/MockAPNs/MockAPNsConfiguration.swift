@@ -89,6 +89,8 @@ public struct MockAPNsConfiguration: Sendable {
     /// When the server started, in ms since 1970: the 410 timestamp of unregistered tokens listed
     /// without one (`MockAPNsFiles.unregistered` takes it as its default).
     public var startedAtMilliseconds: Int64 = 0
+    /// The environment played (`--environment`): in sandbox every answer carries `apns-unique-id`.
+    public var environment: MockAPNsEnvironment = .production
 
     /// The defaults: loopback, any port, an ephemeral CA, any token, no faults.
     public init() {}

@@ -89,13 +89,14 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
         }
         let status = answer.status
+        let uniqueID = server.configuration.environment.sendsUniqueIDs ? MockAPNsID.uniqueID(using: &server.random) : nil
         if let delay = server.latency.draw(using: &server.random) {
             connection.schedule(after: delay) { [weak connection] in
                 guard let connection else { return }
-                apnsID.respond(streamID: streamID, status: status, body: body, on: connection)
+                apnsID.respond(streamID: streamID, status: status, body: body, uniqueID: uniqueID, on: connection)
             }
         } else {
-            apnsID.respond(streamID: streamID, status: status, body: body, on: connection)
+            apnsID.respond(streamID: streamID, status: status, body: body, uniqueID: uniqueID, on: connection)
         }
     }
 

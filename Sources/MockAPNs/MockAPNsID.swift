@@ -32,6 +32,12 @@ enum MockAPNsID {
         return field
     }
 
+    /// A fresh random UUID (version 4 layout) for a sandbox answer's `apns-unique-id`.
+    static func uniqueID(using random: inout MockRandom) -> UUIDBytes {
+        UUIDBytes(high: random.next() & ~(0xf << 12) | (4 << 12),
+                  low: random.next() & ~(0x3 << 62) | (0x2 << 62))
+    }
+
     private static func appendHexDigits(_ count: Int, of word: inout UInt64, to field: inout H2ResponseField) {
         for _ in 0..<count {
             field.append(hexDigit(UInt8(truncatingIfNeeded: word) & 0x0f))
@@ -46,7 +52,16 @@ enum MockAPNsID {
         }
     }
 
-    func respond(streamID: Int32, status: Int, body: [UInt8], on connection: H2ServerConnection) {
+    /// Sends the answer; with `uniqueID` (sandbox) it carries `apns-unique-id` too, through the
+    /// general path (production answers keep the one-field path that allocates nothing).
+    func respond(streamID: Int32, status: Int, body: [UInt8], uniqueID: UUIDBytes?, on connection: H2ServerConnection) {
+        if let uniqueID {
+            connection.respond(streamID: streamID, status: status,
+                               headers: [H2Header("apns-id", text, indexing: .neverIndexed),
+                                         H2Header("apns-unique-id", uniqueID.description, indexing: .neverIndexed)],
+                               body: body)
+            return
+        }
         switch self {
         case .field(let field):
             connection.respond(streamID: streamID, status: status, field: field, body: body)

@@ -25,11 +25,16 @@ public struct ResultRecord: Sendable, Equatable {
     /// For a `DuplicateToken` rejection, the row with the same token (and topic) that was sent;
     /// nil (and left out of the line) otherwise.
     public var duplicateOf: Int?
+    /// APNs' `apns-unique-id` for the answer (its sandbox sends one: the key to the Push
+    /// Notifications Console's delivery log); nil (and left out of the line) when APNs sent none.
+    /// Only a UUID is written (lowercase); any other text is left out.
+    public var apnsUniqueID: String?
 
     /// A record; what a row never got (status, reason, ...) is left out.
     public init(row: Int, deviceToken: String, outcome: Outcome, status: Int = 0, reason: String? = nil,
                 apnsID: String? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
-                endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int? = nil) {
+                endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int? = nil,
+                apnsUniqueID: String? = nil) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
@@ -42,6 +47,7 @@ public struct ResultRecord: Sendable, Equatable {
         self.endpoint = endpoint
         self.retriedAfterConnectionLoss = retriedAfterConnectionLoss
         self.duplicateOf = duplicateOf
+        self.apnsUniqueID = apnsUniqueID
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.

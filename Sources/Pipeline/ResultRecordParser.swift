@@ -53,6 +53,7 @@ struct ResultRecordParser {
         case "endpoint": record.endpoint = try optional { (p: inout Self) throws(Failure) in try p.string() }
         case "retried_after_connection_loss": record.retriedAfterConnectionLoss = try boolean()
         case "duplicate_of": record.duplicateOf = Int(try integer())
+        case "apns_unique_id": record.apnsUniqueID = try optional { (p: inout Self) throws(Failure) in try p.string() }
         default: try skipValue()
         }
         return 0

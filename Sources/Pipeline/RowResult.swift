@@ -22,10 +22,13 @@ struct RowResult: Sendable {
     let retriedAfterConnectionLoss: Bool
     /// `ResultRecord.duplicateOf`, 0 for none: an optional would widen every record by a word.
     let duplicateOf: Int
+    /// APNs' `apns-unique-id` (its sandbox sends one); nil, and left out of the line, otherwise.
+    let uniqueID: UUIDBytes?
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int = 0, reason: String? = nil,
          apnsID: InlineText? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
-         endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0) {
+         endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0,
+         uniqueID: UUIDBytes? = nil) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
@@ -38,6 +41,7 @@ struct RowResult: Sendable {
         self.endpoint = endpoint
         self.retriedAfterConnectionLoss = retriedAfterConnectionLoss
         self.duplicateOf = duplicateOf
+        self.uniqueID = uniqueID
     }
 
     init(_ record: ResultRecord) {
@@ -45,7 +49,7 @@ struct RowResult: Sendable {
                   status: record.status, reason: record.reason, apnsID: record.apnsID.map(InlineText.init),
                   attempts: record.attempts, unregisteredAt: record.unregisteredAt, latencyMs: record.latencyMs,
                   endpoint: record.endpoint, retriedAfterConnectionLoss: record.retriedAfterConnectionLoss,
-                  duplicateOf: record.duplicateOf ?? 0)
+                  duplicateOf: record.duplicateOf ?? 0, uniqueID: record.apnsUniqueID.flatMap(UUIDBytes.init))
     }
 
     /// The record as the result log's reader sees it.
@@ -54,7 +58,7 @@ struct RowResult: Sendable {
                      status: status, reason: reason, apnsID: apnsID?.description, attempts: attempts,
                      unregisteredAt: unregisteredAt, latencyMs: latencyMs, endpoint: endpoint,
                      retriedAfterConnectionLoss: retriedAfterConnectionLoss,
-                     duplicateOf: duplicateOf == 0 ? nil : duplicateOf)
+                     duplicateOf: duplicateOf == 0 ? nil : duplicateOf, apnsUniqueID: uniqueID?.description)
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
@@ -76,6 +80,7 @@ struct RowResult: Sendable {
         let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
                               retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
+                              uniqueID: uniqueID,
                               hasReason: self.reason != nil, hasEndpoint: self.endpoint != nil)
         return reason.withUTF8 { reasonBytes in
             endpoint.withUTF8 { endpointBytes in
@@ -104,6 +109,7 @@ struct RowResult: Sendable {
         var latencyMs: Double?
         var retriedAfterConnectionLoss: Bool
         var duplicateOf: Int
+        var uniqueID: UUIDBytes?
         var hasReason: Bool
         var hasEndpoint: Bool
 
@@ -141,6 +147,11 @@ struct RowResult: Sendable {
                 if scalars.duplicateOf != 0 {
                     out.literal(#","duplicate_of":"#)
                     out.integer(Int64(scalars.duplicateOf))
+                }
+                if let uniqueID = scalars.uniqueID {
+                    out.literal(#","apns_unique_id":""#)
+                    uniqueID.withText { out.verbatim($0) }
+                    out.byte(UInt8(ascii: "\""))
                 }
                 out.literal("}\n")
             }
@@ -187,6 +198,11 @@ struct RowResult: Sendable {
         if duplicateOf != 0 {
             JSONText.appendLiteral(#","duplicate_of":"#, to: &line)
             JSONText.appendInteger(Int64(duplicateOf), to: &line)
+        }
+        if let uniqueID {
+            JSONText.appendLiteral(#","apns_unique_id":""#, to: &line)
+            uniqueID.append(to: &line)
+            line.append(UInt8(ascii: "\""))
         }
         JSONText.appendLiteral("}\n", to: &line)
     }

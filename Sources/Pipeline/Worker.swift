@@ -253,7 +253,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
-                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID))
         case .retry(let delay, let elsewhere):
             if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)

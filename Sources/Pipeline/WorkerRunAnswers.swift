@@ -89,6 +89,6 @@ extension Worker {
         finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                          reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
                          endpoint: pool.endpointLabel(of: connection),
-                         retriedAfterConnectionLoss: job.retriedAfterConnectionLoss))
+                         retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID))
     }
 }

@@ -110,6 +110,9 @@ extension H2ClientSession {
         } else if H2Wire.equals(name, nameLength, "apns-id") {
             streams[index]?.apnsID = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
             streams[index]?.hasAPNsID = true
+        } else if H2Wire.equals(name, nameLength, "apns-unique-id") {
+            // Only a UUID: anything else is left out rather than written into records.
+            streams[index]?.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
         }
     }
 
@@ -157,7 +160,8 @@ extension H2ClientSession {
             var body: [UInt8] = []
             swap(&body, &stream.responseBody)
             return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
-                              apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, body: body)
+                              apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, uniqueID: stream.uniqueID,
+                              body: body)
         }), let response = answer else { return }
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))

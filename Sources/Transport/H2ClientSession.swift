@@ -53,6 +53,8 @@ public final class H2ClientSession {
         var status = 0
         var apnsID = InlineText()
         var hasAPNsID = false
+        /// `apns-unique-id`, when the answer carried a UUID there (APNs' sandbox does).
+        var uniqueID: UUIDBytes?
         var responseBody: [UInt8] = []
         /// The template the request was made from: nghttp2 reads its bytes (uncopied) when it
         /// encodes the HEADERS frame, so it lives as long as the stream.

@@ -35,22 +35,31 @@ public struct H2Response: Sendable, Equatable {
     public let apnsIDText: InlineText?
     /// The `apns-id` response header, if present.
     public var apnsID: String? { apnsIDText?.description }
+    /// The `apns-unique-id` response header (APNs' sandbox sends one: the key to the Push
+    /// Notifications Console's delivery log), when it held a UUID other than the nil UUID.
+    public var uniqueID: UUIDBytes? { uniqueIDBytes.isNil ? nil : uniqueIDBytes }
+    // Not optional, the nil UUID standing for none: an optional made the response (and the event
+    // holding it) 136 bytes, past what the compiler copies inline, so every copy became a memcpy call.
+    private let uniqueIDBytes: UUIDBytes
     /// The body (empty on 200; APNs' `{"reason":...}` JSON otherwise), at most `maxResponseBodyBytes`.
     public let body: [UInt8]
 
     /// A response with its `apns-id` as a `String` (tests and the mock's side).
-    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?, body: [UInt8]) {
+    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsID: String?,
+                uniqueID: UUIDBytes? = nil, body: [UInt8]) {
         self.init(tag: tag, submittedAt: submittedAt, streamID: streamID, status: status,
-                  apnsIDText: apnsID.map(InlineText.init), body: body)
+                  apnsIDText: apnsID.map(InlineText.init), uniqueID: uniqueID, body: body)
     }
 
     /// A response with its `apns-id` kept inline, as the session builds it.
-    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDText: InlineText?, body: [UInt8]) {
+    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDText: InlineText?,
+                uniqueID: UUIDBytes? = nil, body: [UInt8]) {
         self.tag = tag
         self.submittedAt = submittedAt
         self.streamID = streamID
         self.status = status
         self.apnsIDText = apnsIDText
+        self.uniqueIDBytes = uniqueID ?? UUIDBytes(high: 0, low: 0)
         self.body = body
     }
 }

@@ -84,6 +84,9 @@ struct MockServerOptions: ParsableArguments {
     @Flag(name: .customLong("record-payloads"), help: "With --record-out, also record each request's payload, as a JSON string.")
     var recordPayloads = false
 
+    @Option(name: .customLong("environment"), help: "The APNs environment to play, production or sandbox. In sandbox every answer carries an apns-unique-id header with a fresh UUID, as Apple's Development environment sends; in production none does. For now that header is the only difference. Default: production.")
+    var environment = "production"
+
     @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca. Default: none; off.")
     var legacyBinaryListen: String?
 
@@ -172,6 +175,10 @@ struct MockServerOptions: ParsableArguments {
         configuration.statsOutPath = statsOut
         configuration.recordOutPath = recordOut
         configuration.recordPayloads = recordPayloads
+        guard let environment = MockAPNsEnvironment(rawValue: environment) else {
+            throw RunFailure.usage("--environment \(environment): give production or sandbox")
+        }
+        configuration.environment = environment
         return configuration
     }
 

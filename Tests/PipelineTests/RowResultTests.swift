@@ -15,6 +15,37 @@ import Transport
         #expect(RowResult(record).record == record)
     }
 
+    @Test func anApnsUniqueIDIsWrittenLastOnBothPathsAndReadBack() throws {
+        let id = "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5"
+        let plain = ResultRecord(row: 1, deviceToken: "ab", outcome: .delivered, status: 200,
+                                 apnsID: "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e", attempts: 1, latencyMs: 1.5,
+                                 endpoint: "h:1", apnsUniqueID: id)
+        // A token that needs escaping takes the general path.
+        var escaped = plain
+        escaped.deviceToken = "a\"b"
+        for record in [plain, escaped] {
+            let line = record.jsonLine
+            #expect(line.hasSuffix(#","endpoint":"h:1","apns_unique_id":"\#(id)"}"# + "\n"), "\(line)")
+            #expect(try ResultRecordParser.parse(ArraySlice(line.utf8)) == record)
+        }
+    }
+
+    @Test func aRecordWithoutAnApnsUniqueIDLeavesTheFieldOut() throws {
+        let record = ResultRecord(row: 1, deviceToken: "ab", outcome: .delivered, status: 200, attempts: 1)
+        #expect(!record.jsonLine.contains("apns_unique_id"))
+        #expect(try ResultRecordParser.parse(ArraySlice(record.jsonLine.utf8)).apnsUniqueID == nil)
+        // Text that is not a UUID is never written into a line.
+        var junk = record
+        junk.apnsUniqueID = "not-a-uuid"
+        #expect(!junk.jsonLine.contains("apns_unique_id"))
+    }
+
+    @Test func anUppercaseApnsUniqueIDIsWrittenLowercase() {
+        let record = ResultRecord(row: 1, deviceToken: "ab", outcome: .delivered,
+                                  apnsUniqueID: "0D6E2BA9-2D63-4E63-9A6C-0D4A2C40CDA5")
+        #expect(record.jsonLine.contains(#""apns_unique_id":"0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5""#))
+    }
+
     @Test func aServerApnsIDThatNeedsEscapingIsEscaped() {
         let result = RowResult(row: 1, deviceToken: Array("t".utf8)[...], outcome: .delivered, status: 200,
                                apnsID: InlineText("a\"b\\c"))

@@ -1,0 +1,55 @@
+import Testing
+import Transport
+
+@Suite struct UUIDBytesTests {
+    @Test func aUUIDIsReadAndWrittenBackLowercase() throws {
+        let id = try #require(UUIDBytes("5E5AC3A4-6c6b-4B7A-9e8b-1D2C3B4A5F6E"))
+        #expect(id.description == "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
+        #expect(id.high == 0x5e5a_c3a4_6c6b_4b7a)
+        #expect(id.low == 0x9e8b_1d2c_3b4a_5f6e)
+        var bytes: [UInt8] = Array("x".utf8)
+        id.append(to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
+        #expect(UUIDBytes(id.description) == id)
+    }
+
+    @Test func textThatIsNotAUUIDIsRefused() {
+        for junk in ["", "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6", "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e0",
+                     "5e5ac3a46c6b-4b7a-9e8b-1d2c3b4a5f6e00", "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6g",
+                     "5e5ac3a4_6c6b_4b7a_9e8b_1d2c3b4a5f6e", "\"e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e",
+                     "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6é"] {
+            #expect(UUIDBytes(junk) == nil, "\(junk)")
+        }
+    }
+
+    @Test func anAnswersUniqueIDReachesTheResponseOnlyWhenItIsAUUID() throws {
+        let pair = try H2TestPair()
+        pair.answer = { request in
+            if request.path.hasSuffix("00") {
+                return .init(status: 200, headers: [H2Header("apns-unique-id", "not a uuid \" \\ junk")])
+            }
+            if request.path.hasSuffix("02") {
+                return .init(status: 200, headers: [H2Header("apns-unique-id", "00000000-0000-0000-0000-000000000000")])
+            }
+            return .init(status: 200, headers: [H2Header("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"),
+                                                H2Header("apns-unique-id", "0D6E2BA9-2d63-4e63-9a6c-0d4a2c40cda5")])
+        }
+        try pair.pump()
+        try pair.submit(tag: 1, token: "abcdef")
+        try pair.pump()
+        try pair.submit(tag: 2, token: "abcd00")
+        try pair.pump()
+        try pair.submit(tag: 3, token: "abcd01")
+        try pair.pump()
+        try pair.submit(tag: 4, token: "abcd02")
+        try pair.pump()
+        let responses = pair.responses
+        try #require(responses.count == 4)
+        #expect(responses[0].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
+        #expect(responses[0].apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
+        #expect(responses[1].uniqueID == nil)
+        #expect(responses[2].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
+        // The nil UUID is no one's id.
+        #expect(responses[3].uniqueID == nil)
+    }
+}
