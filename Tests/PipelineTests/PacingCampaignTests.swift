@@ -86,9 +86,11 @@ import Testing
             configuration.retryMaxMilliseconds = 2
         }
         #expect(run.records.allSatisfy { $0.outcome == .delivered })
-        #expect(run.records.filter { $0.attempts == 2 }.count == 50)
+        // Each mock scripts the 429 once per token: a retry that lands on the other mock is refused
+        // once more (seen under TSan: one row took 3 attempts, 151 requests). Every request counts.
+        #expect(run.records.filter { $0.attempts >= 2 }.count == 50)
         let times = try Self.arrivals(mocks, records: records)
-        #expect(times.count == 150)
+        #expect(times.count == run.records.reduce(0) { $0 + $1.attempts } && times.count >= 150)
         #expect(run.result.summary.elapsedSeconds >= 1.4, "150 requests at 100/s take about 1.5 s")
         #expect(Self.busiest(times, width: 100) <= 10 + Pacer(rate: 100).burst + 1)
     }
