@@ -32,6 +32,16 @@ public struct CampaignConfiguration: Sendable {
     public var authentication: Authentication
     /// Where to send; connections are spread over them (and over each one's addresses).
     public var endpoints: [Endpoint]
+    /// The environment each of `endpoints` serves, by index; empty: every endpoint serves `environment`.
+    public var endpointEnvironments: [APNsEnvironment] = []
+    /// The run's environment (`--environment`): the one of rows without an `environment` column.
+    public var environment = APNsEnvironment.production
+    /// Several keys or certificates (repeated `--key-file`, `[[keys]]`, ...), each row picking
+    /// its own; empty: `authentication` (and the certificate in `tls`) serves every row.
+    public var credentials: [CampaignCredential] = []
+    /// `--environment-fallback`: a row answered BadDeviceToken in one environment is tried once in
+    /// the other (when a credential serves it there) before its token counts as dead.
+    public var environmentFallback = false
     /// The CONNECT proxy of each of `endpoints`, by index (`--proxy`, HTTPS_PROXY and NO_PROXY
     /// decided per endpoint); nil or no entry: that endpoint is reached directly.
     public var proxies: [HTTPProxy?] = []
