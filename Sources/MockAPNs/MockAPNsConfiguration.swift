@@ -15,6 +15,10 @@ public struct MockAPNsConfiguration: Sendable {
     public enum Authentication: Sendable {
         /// Provider tokens checked by this verifier (`--verify-key-file`, `--key-id`, `--team-id`).
         case token(TokenVerifier)
+        /// Provider tokens of several keys (repeated `--verify-key-file`, `--keys-file`), each with
+        /// its environment, topics and related key: BadEnvironmentKeyIdInToken, TopicDisallowed
+        /// and, per connection, UnrelatedKeyIdInToken follow from them.
+        case keys([MockTokenKey])
         /// Provider tokens, but only their presence is checked (no `--verify-key-file`): any
         /// non-empty `bearer` value is accepted and never expires.
         case tokenPresenceOnly
@@ -94,6 +98,15 @@ public struct MockAPNsConfiguration: Sendable {
 
     /// The defaults: loopback, any port, an ephemeral CA, any token, no faults.
     public init() {}
+
+    /// The keys whose tokens are verified; empty when tokens are not verified (or certificates are used).
+    public var tokenKeys: [MockTokenKey] {
+        switch authentication {
+        case .token(let verifier): [MockTokenKey(verifier: verifier)]
+        case .keys(let keys): keys
+        case .tokenPresenceOnly, .certificate: []
+        }
+    }
 
     /// True in certificate mode.
     public var usesCertificates: Bool {

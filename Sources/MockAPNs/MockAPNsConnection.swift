@@ -45,6 +45,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             recorder.record(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                             stream: request.streamID, deviceToken: answer.deviceToken, apnsID: apnsID.text,
                             status: answer.status, reason: answer.isRefusal ? "RefusedStream" : answer.reason,
+                            keyID: answer.key.map { server.rules.keyID($0) },
                             payload: server.configuration.recordPayloads ? request.body : nil)
         }
         adjustStreams(after: answer, on: connection)

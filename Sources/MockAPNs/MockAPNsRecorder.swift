@@ -17,9 +17,11 @@ final class MockAPNsRecorder {
 
     /// `{"time_ms":…,"connection":…,"stream":…,"device_token":"…","apns_id":"…","status":…,"reason":…}`;
     /// status 0 with reason "RefusedStream" for a refused stream.
+    /// `keyID`, the signing key whose token verified (token auth with keys to verify), adds
+    /// `"key_id":"…"` after `reason`.
     /// `payload`, given with `--record-payloads`, adds `"payload":"…"` (the body as a JSON string).
     func record(timeMilliseconds: Int64, connection: UInt64, stream: Int32, deviceToken: Substring,
-                apnsID: String, status: Int, reason: String?, payload: [UInt8]? = nil) {
+                apnsID: String, status: Int, reason: String?, keyID: String? = nil, payload: [UInt8]? = nil) {
         guard failure == nil else { return }
         writer.withPendingBytes { out in
             out.append(contentsOf: "{\"time_ms\":".utf8)
@@ -36,6 +38,10 @@ final class MockAPNsRecorder {
             appendDecimal(Int64(status), to: &out)
             out.append(contentsOf: ",\"reason\":".utf8)
             if let reason { appendJSONString(reason.utf8, to: &out) } else { out.append(contentsOf: "null".utf8) }
+            if let keyID {
+                out.append(contentsOf: ",\"key_id\":".utf8)
+                appendJSONString(keyID.utf8, to: &out)
+            }
             if let payload {
                 out.append(contentsOf: ",\"payload\":".utf8)
                 appendJSONString(payload, to: &out)

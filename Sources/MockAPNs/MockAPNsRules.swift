@@ -13,15 +13,18 @@ public final class MockAPNsRules {
     private let lookupByToken: Bool
     private let usesCertificates: Bool
     private let topics: Set<String>
+    private let keyRing: MockKeyRing
 
     /// The rules of a server with `configuration`; verifies no token yet.
     public init(configuration: MockAPNsConfiguration) {
         self.configuration = configuration
         var cache: MockTokenCache?
-        if case .token(let verifier) = configuration.authentication {
-            cache = MockTokenCache(verifier: verifier, capacity: configuration.tokenCacheCapacity)
+        let keys = configuration.tokenKeys
+        if !keys.isEmpty {
+            cache = MockTokenCache(verifiers: keys.map(\.verifier), capacity: configuration.tokenCacheCapacity)
         }
-        authorizer = MockAuthorizer(cache: cache)
+        keyRing = MockKeyRing(keys: keys, environment: configuration.environment, serverTopics: configuration.topics)
+        authorizer = MockAuthorizer(cache: cache, keys: keyRing)
         usesCertificates = configuration.usesCertificates
         topics = configuration.topics
         lookupByToken = configuration.needsAttemptNumbers || !configuration.unregistered.isEmpty
@@ -44,8 +47,10 @@ public final class MockAPNsRules {
                               connection: &connection, now: now, into: &result) {
             result.status = reason.status
             result.reason = reason.name
+            result.key = connection.requestKey
             return result
         }
+        result.key = connection.requestKey
         applyTokenState(to: &result)
         return result
     }
@@ -66,6 +71,7 @@ public final class MockAPNsRules {
     /// The first check that fails, in APNS.md's order.
     private func check(method: String, path: String, fields: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
+        connection.requestKey = nil
         var headers = MockRequestHeaders()
         let unique = headers.collect(fields)
         result.apnsID = unique ? headers.apnsID.map { fields.value(at: $0) } : nil
@@ -109,16 +115,21 @@ public final class MockAPNsRules {
     /// `String` (the verdict depends on nothing else: the configuration does not change).
     private func checkTopic(_ index: Int?, in fields: H2RequestHeaders, pushType: PushType?,
                             connection: inout MockConnectionAuth) -> Reason? {
-        if let index, let accepted = connection.acceptedTopic, accepted.pushType == pushType,
+        let key = connection.requestKey
+        if let index, let accepted = connection.acceptedTopic, accepted.pushType == pushType, accepted.key == key,
            fields.value(at: index, equals: accepted.topic) {
             return nil
         }
-        let reason = checkTopic(index.map { fields.value(at: $0) }, pushType: pushType)
-        if reason == nil, let index { connection.acceptedTopic = (fields.valueBytes(at: index), pushType) }
+        let reason = checkTopic(index.map { fields.value(at: $0) }, pushType: pushType, key: key)
+        if reason == nil, let index { connection.acceptedTopic = (fields.valueBytes(at: index), pushType, key) }
         return reason
     }
 
-    private func checkTopic(_ topic: String?, pushType: PushType?) -> Reason? {
+    private func checkTopic(_ topic: String?, pushType: PushType?, key: Int?) -> Reason? {
+        // A topic-specific key serves its own bundle ids only (those the server serves, if it names any).
+        if let key, let allowed = keyRing.entries[key].allowedTopics {
+            return HeaderRules.checkTopic(topic, pushType: pushType, allowedBundleIDs: allowed)
+        }
         if topics.isEmpty {
             return HeaderRules.checkTopic(topic, pushType: pushType, auth: usesCertificates ? .certificate : .token)
         }
@@ -168,6 +179,9 @@ public final class MockAPNsRules {
             result.reason = Reason.tooManyRequests.name
         }
     }
+
+    /// The key id of key `index` (`MockAnswer.key`), for the record.
+    func keyID(_ index: Int) -> String { keyRing.entries[index].keyID }
 
     /// Attempts counted for a device token (lowercase hex); 0 when none or not counted.
     public func attemptCount(deviceToken: String) -> Int { Int(attempts[deviceToken] ?? 0) }

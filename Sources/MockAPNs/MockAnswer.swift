@@ -12,6 +12,9 @@ public struct MockAnswer: Sendable, Equatable {
     public var passedAuthorization: Bool
     /// The request's `apns-id` header, when it had exactly one (echoed in the answer).
     public var apnsID: String?
+    /// The signing key (an index in the server's keys) whose token the request carried, when it
+    /// verified: what `--record-out`'s `key_id` names.
+    public var key: Int?
 
     /// The stream is refused (status 0) rather than answered.
     public var isRefusal: Bool { status == 0 }
