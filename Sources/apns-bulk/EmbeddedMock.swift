@@ -22,9 +22,11 @@ struct EmbeddedMock {
     let caFile: String
 
     /// `options` are mock-server flags as `name=value` or `name` (from `--mock-option`, which a
-    /// job file's [mock] table fills).
-    static func start(options: [String], signingKey: SigningKey?, keyID: String?, teamID: String?,
-                      clientIdentity: TLSIdentity?, topic: String?) throws -> EmbeddedMock {
+    /// job file's [mock] table fills). The mock plays `environment` (unless `options` name one)
+    /// and verifies the tokens of every one of `keys`, or client certificates issued as
+    /// `clientIdentities`' first is, serving the apps they name.
+    static func start(options: [String], keys: [MockTokenKey], clientIdentities: [TLSIdentity], topic: String?,
+                      environment: APNsEnvironment = .production) throws -> EmbeddedMock {
         var arguments: [String] = []
         for option in options {
             let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
@@ -38,27 +40,27 @@ struct EmbeddedMock {
             throw RunFailure.usage("[mock] settings: \(MockServerOptions.message(for: error))")
         }
         var configuration = try parsed.configuration()
+        // Each mock plays its own environment; an `environment` among the settings wins, to
+        // rehearse a key used in the wrong one.
+        if !arguments.contains("--environment"), let played = MockAPNsEnvironment(rawValue: environment.rawValue) {
+            configuration.environment = played
+        }
         configuration.address = .loopback(port: 0)
         configuration.identity = .ephemeral(hosts: ["127.0.0.1"])
         let caFile = FileManager.default.temporaryDirectory
             .appendingPathComponent("apns-bulk-mock-ca-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).pem").path
         configuration.caOutPath = caFile
         // The mock's own verify-key-file or client-ca wins: the run's credentials may be refused.
-        let mockChecksItsOwn = parsed.verifyKeyFile != nil || parsed.clientCA != nil
-        if !mockChecksItsOwn, let clientIdentity {
+        let mockChecksItsOwn = !parsed.verifyKeyFile.isEmpty || parsed.keysFile != nil || parsed.clientCA != nil
+        if !mockChecksItsOwn, let clientIdentity = clientIdentities.first {
             configuration.authentication = .certificate(.issuerOf(clientIdentity))
-            // A push certificate names its app in the subject's UID: its topic, as for APNs.
-            if configuration.topics.isEmpty, let bundle = Self.userID(in: clientIdentity.subject) {
-                configuration.topics = [bundle]
+            // A push certificate names its apps (its topics extension, or the subject's UID), as for APNs.
+            if configuration.topics.isEmpty {
+                configuration.topics = Set(clientIdentities.flatMap(\.pushTopics))
             }
-        } else if !mockChecksItsOwn, let signingKey, let keyID, let teamID {
-            do {
-                configuration.authentication = .token(
-                    try TokenVerifier(signingKey: signingKey, keyID: ProviderToken.KeyID(keyID),
-                                      teamID: ProviderToken.TeamID(teamID)))
-            } catch {
-                throw RunFailure.usage("--endpoint mock: \(error)")
-            }
+        } else if !mockChecksItsOwn, !keys.isEmpty {
+            let unrestricted = keys.count == 1 && keys[0].environment == nil && keys[0].topics == nil
+            configuration.authentication = unrestricted ? .token(keys[0].verifier) : .keys(keys)
         }
         // Without --topic in the mock's settings it allows the run's topic, or any topic at all.
         if configuration.topics.isEmpty, let topic { configuration.topics = [topic] }
@@ -71,17 +73,44 @@ struct EmbeddedMock {
         return EmbeddedMock(server: server, endpoint: Endpoint(host: "127.0.0.1", port: server.port), caFile: caFile)
     }
 
-    /// The UID of a subject such as "/UID=com.example.app/CN=Apple Push Services: com.example.app".
-    static func userID(in subject: String) -> String? {
-        for part in subject.split(separator: "/") where part.hasPrefix("UID=") {
-            let value = part.dropFirst(4)
-            return value.isEmpty ? nil : String(value)
-        }
-        return nil
-    }
-
     func stop() {
         _ = try? server.stop()
         unlink(caFile)
+    }
+}
+
+/// The embedded mocks of one run, one per environment it needs, and one CA file the client
+/// trusts for all of them. Stopping stops each and removes the files.
+struct EmbeddedMocks {
+    let mocks: [(environment: APNsEnvironment, mock: EmbeddedMock)]
+    /// The file of every mock's CA certificate.
+    let caFile: String
+
+    static func start(environments: [APNsEnvironment], options: [String], keys: [MockTokenKey],
+                      clientIdentities: [TLSIdentity], topic: String?) throws -> EmbeddedMocks {
+        var mocks: [(environment: APNsEnvironment, mock: EmbeddedMock)] = []
+        do {
+            for environment in environments {
+                mocks.append((environment, try EmbeddedMock.start(options: options, keys: keys, clientIdentities: clientIdentities,
+                                                                  topic: topic, environment: environment)))
+            }
+        } catch {
+            for started in mocks { started.mock.stop() }
+            throw error
+        }
+        guard mocks.count > 1 else { return EmbeddedMocks(mocks: mocks, caFile: mocks[0].mock.caFile) }
+        let combined = FileManager.default.temporaryDirectory
+            .appendingPathComponent("apns-bulk-mock-cas-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).pem").path
+        let text = mocks.compactMap { try? String(contentsOfFile: $0.mock.caFile, encoding: .utf8) }.joined()
+        guard (try? text.write(toFile: combined, atomically: true, encoding: .utf8)) != nil else {
+            for started in mocks { started.mock.stop() }
+            throw RunFailure.usage("--endpoint mock: cannot write the mocks' CA file \(combined)")
+        }
+        return EmbeddedMocks(mocks: mocks, caFile: combined)
+    }
+
+    func stop() {
+        for started in mocks { started.mock.stop() }
+        if mocks.count > 1 { unlink(caFile) }
     }
 }

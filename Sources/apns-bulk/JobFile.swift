@@ -9,14 +9,16 @@ import Glibc
 ///
 /// It is expanded into command-line arguments before parsing, so a job file can say exactly what
 /// the command line can, and validation is the same. Flags given on the command line win: a key is
-/// taken from the file only when its flag is absent from the command line.
+/// taken from the file only when its flag is absent from the command line. Its `[[keys]]` tables
+/// become `--keys-file` naming the job file itself, read by `KeyList` (unless the command line
+/// gives `--key-file` or `--keys-file`), so that they are read by the same code as the mock's.
 enum JobFile {
     /// Returns `arguments` with the job file's settings inserted after the subcommand name.
     /// `arguments` excludes the program name. Without `--config`, returns them unchanged.
     static func expand(_ arguments: [String]) throws -> [String] {
         guard let first = arguments.first, first == "send",
               let path = configPath(in: arguments) else { return arguments }
-        let table = try load(path)
+        let table = try load(path).entries
         var given = Set<String>()
         for argument in arguments where argument.hasPrefix("--") {
             given.insert(String(argument.split(separator: "=", maxSplits: 1)[0]))
@@ -25,6 +27,11 @@ enum JobFile {
         for entry in table {
             let rawKey = entry.key, value = entry.value
             let key = rawKey.replacingOccurrences(of: "_", with: "-")
+            if key == "keys" {
+                // Several signing keys: read again by send's setup, which names the entry at fault.
+                if !given.contains("--key-file") && !given.contains("--keys-file") { generated.append("--keys-file=\(path)") }
+                continue
+            }
             if key == "mock" {
                 guard let mock = value.table else {
                     throw RunFailure.usage("\(path): `mock` must be a table ([mock]) of mock-server flags")
@@ -54,17 +61,19 @@ enum JobFile {
         return nil
     }
 
-    private static func load(_ path: String) throws -> [TOMLTable.Entry] {
+    /// The TOML file at `path`, read whole; `flag` (`--config`, `--keys-file`) names it in messages.
+    static func load(_ path: String, flag: String = "--config") throws -> TOMLTable {
+        let noun = flag == "--config" ? "the job file" : "the file"
         guard let bytes = contents(of: path) else {
-            throw RunFailure.usage("--config \(path): cannot read the job file (missing or unreadable); give the path of a TOML file")
+            throw RunFailure.usage("\(flag) \(path): cannot read \(noun) (missing or unreadable); give the path of a TOML file")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw RunFailure.usage("--config \(path): the job file is not UTF-8 text")
+            throw RunFailure.usage("\(flag) \(path): \(noun) is not UTF-8 text")
         }
         do {
-            return try TOMLReader.read(text).entries
+            return try TOMLReader.read(text)
         } catch {
-            throw RunFailure.usage("--config \(path): \(error)")
+            throw RunFailure.usage("\(flag) \(path): \(error)")
         }
     }
 

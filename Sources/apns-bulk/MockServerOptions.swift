@@ -19,14 +19,17 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("ca-out"), help: "Write the ephemeral CA certificate here, for clients' --ca-file. Default: none.")
     var caOut: String?
 
-    @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM). Default: none; the signature is not checked then.")
-    var verifyKeyFile: String?
+    @Option(name: .customLong("verify-key-file"), help: "Verify provider tokens against this signing key (.p8) or its public key (PEM); repeatable. With several, each file's name must be Apple's AuthKey_<KEYID>.p8, which gives its key id. Default: none; the signature is not checked then.")
+    var verifyKeyFile: [String] = []
 
-    @Option(name: .customLong("key-id"), help: "With --verify-key-file: the key id tokens must carry. Default: none; any.")
+    @Option(name: .customLong("key-id"), help: "With one --verify-key-file: the key id its tokens carry. Default: the one in the file's name AuthKey_<KEYID>.p8.")
     var keyID: String?
 
-    @Option(name: .customLong("team-id"), help: "With --verify-key-file: the team id tokens must carry. Default: none; any.")
+    @Option(name: .customLong("team-id"), help: "The team id tokens must carry: for every --verify-key-file, and for the --keys-file entries without their own. Default: none.")
     var teamID: String?
+
+    @Option(name: .customLong("keys-file"), help: "Verify provider tokens of the keys listed as [[keys]] tables in this TOML file, in send's format: file, key-id, team-id, environment, topics, related-key-id; a send job file will do. A key restricted to the other --environment is answered BadEnvironmentKeyIdInToken, a topic outside its topics TopicDisallowed, and a token of a key not related to the connection's first UnrelatedKeyIdInToken. Default: none.")
+    var keysFile: String?
 
     @Option(name: .customLong("topic"), help: "A bundle id served (repeatable); its push-type suffixes are allowed too. Default: none; any topic.")
     var topics: [String] = []
@@ -84,7 +87,7 @@ struct MockServerOptions: ParsableArguments {
     @Flag(name: .customLong("record-payloads"), help: "With --record-out, also record each request's payload, as a JSON string.")
     var recordPayloads = false
 
-    @Option(name: .customLong("environment"), help: "The APNs environment to play, production or sandbox. In sandbox every answer carries an apns-unique-id header with a fresh UUID, as Apple's Development environment sends; in production none does. For now that header is the only difference. Default: production.")
+    @Option(name: .customLong("environment"), help: "The APNs environment to play, production or sandbox. A key restricted to the other one is answered BadEnvironmentKeyIdInToken. In sandbox every answer carries an apns-unique-id header with a fresh UUID, as Apple's Development environment sends; production sends none.")
     var environment = "production"
 
     @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca. Default: none; off.")
@@ -196,27 +199,42 @@ struct MockServerOptions: ParsableArguments {
     }
 
     private func fillAuthentication(_ configuration: inout MockAPNsConfiguration) throws {
+        let verifies = !verifyKeyFile.isEmpty || keysFile != nil
         if let clientCA {
-            if verifyKeyFile != nil { throw RunFailure.usage("--client-ca and --verify-key-file exclude each other: certificate mode checks no tokens") }
+            if verifies { throw RunFailure.usage("--client-ca and --verify-key-file/--keys-file exclude each other: certificate mode checks no tokens") }
             configuration.authentication = .certificate(.caFile(clientCA))
             return
         }
-        guard let verifyKeyFile else {
-            if keyID != nil || teamID != nil { throw RunFailure.usage("--key-id/--team-id need --verify-key-file") }
+        guard verifies else {
+            if keyID != nil || teamID != nil { throw RunFailure.usage("--key-id/--team-id need --verify-key-file (or --keys-file)") }
             configuration.authentication = .tokenPresenceOnly
             return
         }
-        guard let keyID, let teamID else {
-            throw RunFailure.usage("--verify-key-file needs --key-id and --team-id (the ones your tokens carry)")
+        if keyID != nil && verifyKeyFile.isEmpty { throw RunFailure.usage("--key-id needs --verify-key-file; a --keys-file entry names its own key-id") }
+        var entries = try KeyList.commandLine(files: verifyKeyFile, keyID: keyID, teamID: teamID, fileFlag: "--verify-key-file")
+        if let keysFile {
+            entries += try KeyList.entries(in: JobFile.load(keysFile, flag: "--keys-file"), source: "--keys-file \(keysFile)",
+                                           defaultTeamID: teamID)
+            if entries.isEmpty { throw RunFailure.usage("--keys-file \(keysFile): no [[keys]] table in it; list each key as [[keys]] with file, key-id and team-id") }
         }
-        do {
-            let kid = try ProviderToken.KeyID(keyID)
-            let team = try ProviderToken.TeamID(teamID)
-            configuration.authentication = .token(try Self.verifier(verifyKeyFile, keyID: kid, teamID: team))
-        } catch let error as ProviderTokenError {
-            throw RunFailure.usage(error.message)
-        } catch let error as SigningKeyError {
-            throw RunFailure.usage("--verify-key-file \(verifyKeyFile): \(error.message)")
+        try KeyList.check(entries)
+        var keys: [MockTokenKey] = []
+        for entry in entries {
+            let key = entry.key
+            do {
+                let verifier = try Self.verifier(key.file, keyID: ProviderToken.KeyID(key.keyID), teamID: ProviderToken.TeamID(key.teamID))
+                keys.append(MockTokenKey(verifier: verifier, environment: key.environment, topics: key.topics.map(Set.init),
+                                         relatedKeyID: key.relatedKeyID))
+            } catch let error as ProviderTokenError {
+                throw RunFailure.usage("\(entry.origin): \(error.message)")
+            } catch let error as SigningKeyError {
+                throw RunFailure.usage("\(entry.origin): \(error.message)")
+            }
+        }
+        if keys.count == 1, keys[0].environment == nil, keys[0].topics == nil {
+            configuration.authentication = .token(keys[0].verifier)
+        } else {
+            configuration.authentication = .keys(keys)
         }
     }
 

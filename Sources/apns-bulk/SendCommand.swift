@@ -66,23 +66,29 @@ struct SendCommand: ParsableCommand {
     var collapseID: String?
 
     // Credentials
-    @Option(name: .customLong("key-file"), help: "Token auth: the .p8 signing key. Default: none; give a key or a certificate, or --endpoint mock alone.")
-    var keyFile: String?
-    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID. Default: none.")
+    @Option(name: .customLong("key-file"), help: "Token auth: a .p8 signing key; repeat for several. With several, each file keeps Apple's name AuthKey_<KEYID>.p8, which gives its key id. Default: none; give a key or a certificate, or --endpoint mock alone.")
+    var keyFile: [String] = []
+    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID, with one --key-file. Default: the one in the file's name AuthKey_<KEYID>.p8.")
     var keyID: String?
-    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID. Default: none.")
+    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID of every --key-file, and of the --keys-file entries without their own. Default: none.")
     var teamID: String?
-    @Option(name: .customLong("cert-file"), help: "Certificate auth: the client certificate (PEM). Default: none.")
-    var certFile: String?
-    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the certificate's private key (PEM). Default: none.")
-    var certKeyFile: String?
-    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key. Default: none.")
-    var p12File: String?
-    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password. Default: none, for a .p12 without a password.")
+    @Option(name: .customLong("keys-file"), help: "Token auth: the signing keys listed as [[keys]] tables in this TOML file, each with file, key-id, team-id, environment, topics and related-key-id; each row is sent with the key that serves its topic and environment. A job file's own [[keys]] tables arrive here. Default: none.")
+    var keysFile: String?
+    @Option(name: .customLong("cert-file"), help: "Certificate auth: a client certificate (PEM); repeat for several, each paired by position with a --cert-key-file and serving the apps its certificate names. Default: none.")
+    var certFile: [String] = []
+    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the private key (PEM) of the --cert-file at the same position. Default: none.")
+    var certKeyFile: [String] = []
+    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key; repeatable. Default: none.")
+    var p12File: [String] = []
+    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the password of every --p12-file. Default: none, for .p12 files without a password.")
     var p12PasswordEnv: String?
+    @Option(help: "production or sandbox: the APNs environment of the rows (and of a plain --endpoint HOST:PORT). Default: production, or sandbox when every --endpoint is a sandbox one.")
+    var environment: EnvironmentChoice?
+    @Flag(name: .customLong("environment-fallback"), help: "Try a row answered BadDeviceToken once in the other environment (when a credential serves it there) before its token counts as dead: for token tables that mix production and sandbox tokens.")
+    var environmentFallback = false
 
     // Where and how fast
-    @Option(help: "production, sandbox, HOST:PORT or mock; repeat to spread across several. Default: production, which is api.push.apple.com:443.")
+    @Option(help: "production, sandbox, HOST:PORT, production=HOST:PORT, sandbox=HOST:PORT or mock; repeat to spread across several. A plain HOST:PORT serves --environment; mock starts an APNs emulator per environment the run needs. Default: production, which is api.push.apple.com:443, and sandbox, api.sandbox.push.apple.com:443, when the run needs it.")
     var endpoint: [String] = []
     @Option(help: "Connections in all, spread across endpoints and their addresses.")
     var connections = 4
@@ -167,6 +173,7 @@ struct SendCommand: ParsableCommand {
 
     enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
     enum WireProtocolChoice: String, ExpressibleByArgument { case http2, binary }
+    enum EnvironmentChoice: String, ExpressibleByArgument { case production, sandbox }
 
     /// `--connections -1` becomes `--connections=-1`: the parser takes an argument that starts
     /// with '-' for a flag and would say "Missing value for '--connections'", where the value is

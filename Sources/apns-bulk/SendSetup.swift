@@ -8,18 +8,16 @@ import Transport
 /// for `--endpoint mock`.
 struct SendSetup {
     var configuration: CampaignConfiguration
-    var mock: EmbeddedMock?
+    var mock: EmbeddedMocks?
 
     init(command: SendCommand) throws {
-        let endpointNames = command.endpoint.isEmpty ? ["production"] : command.endpoint
         let binary = command.wireProtocol == .binary
-        if binary { try Self.checkBinary(command, endpoints: endpointNames) }
+        if binary { try Self.checkBinary(command, endpoints: command.endpoint) }
         try Self.checkCounts(command)
         let shard: Shard?
         do { shard = try command.shard.map { text throws(Shard.ParseError) in try Shard(parsing: text) } } catch {
             throw RunFailure.usage(error.description)
         }
-        try Self.checkConnections(command.connections, endpoints: endpointNames.count)
         let defaults = try Self.headerDefaults(command)
         let payload = try command.payloadFile.map { try Self.loadPayload($0, pushType: defaults.pushType) }
         if command.payloadFile != nil && command.payloadTemplate != nil {
@@ -27,81 +25,76 @@ struct SendSetup {
         }
         let template = try command.payloadTemplate.map { try Self.loadTemplate($0) }
 
-        // Credentials: exactly one kind, or none at all when every endpoint is the embedded mock.
-        let usesToken = command.keyFile != nil || command.keyID != nil || command.teamID != nil
-        let usesPEM = command.certFile != nil || command.certKeyFile != nil
-        let usesP12 = command.p12File != nil
-        if [usesToken, usesPEM, usesP12].filter({ $0 }).count > 1 {
-            throw RunFailure.usage("give one kind of credentials: --key-file/--key-id/--team-id, or --cert-file/--cert-key-file, or --p12-file")
+        // Credentials: keys or certificates, or none at all when every endpoint is the embedded mock.
+        var plan = try SendEndpoints(command, binary: binary)
+        let credentials = try SendCredentials.load(command, onlyMock: plan.onlyMock)
+        // One credential for every row, one environment: today's path, which costs a run nothing.
+        let single = credentials.isOneForEverything(in: plan.environment) && !command.environmentFallback
+            && plan.servesOneEnvironment
+        if binary && !single {
+            throw RunFailure.usage("--protocol binary sends with one certificate to one environment: run one process per certificate and environment (and no --environment-fallback)")
         }
-        let onlyMock = endpointNames.allSatisfy { $0 == "mock" }
-        let tokenSource: TokenSource?
-        var signingKey: SigningKey?
-        var identity: TLSIdentity?
-        if usesToken {
-            (tokenSource, signingKey) = try Self.tokenSource(command)
-        } else if usesPEM || usesP12 {
-            identity = try Self.clientIdentity(command)
-            tokenSource = nil
-        } else if onlyMock {
-            // Rehearsal with no Apple account: a fresh key that the embedded mock trusts.
-            let key: SigningKey
-            do { key = try SigningKey.generate() } catch { throw RunFailure.usage(error.message) }
-            signingKey = key
-            tokenSource = try Self.makeTokenSource(key: key, keyID: EmbeddedMock.keyID, teamID: EmbeddedMock.teamID)
-        } else {
-            throw RunFailure.usage("no credentials: give --key-file K.p8 --key-id KID --team-id TEAM (token auth), or --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
-        }
+        plan.addDefaults(bothEnvironments: !single)
+        let needs = Self.environmentNeeds(command, credentials: credentials, environment: plan.environment)
+        try plan.check(needs: needs)
+        var mockEnvironments = [plan.environment]
+        for need in needs where !mockEnvironments.contains(need.environment) { mockEnvironments.append(need.environment) }
+        try Self.checkConnections(command.connections, endpoints: plan.items.reduce(0) { count, item in
+            if case .mock = item.target { return count + mockEnvironments.count } else { return count + 1 }
+        })
 
-        // Endpoints; `mock` becomes the address of an in-process mock with its own CA.
+        // Endpoints; `mock` becomes the addresses of in-process mocks (one per environment) with their CAs.
         var endpoints: [Endpoint] = []
+        var endpointEnvironments: [APNsEnvironment] = []
         var extraTrust: [String] = command.caFile.map { [$0] } ?? []
         if let caFile = command.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
         }
-        var mock: EmbeddedMock?
+        let usesMock = plan.items.contains { if case .mock = $0.target { true } else { false } }
+        if usesMock && command.caFile != nil && !command.dryRun {
+            throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
+        }
+        var mock: EmbeddedMocks?
         let proxySettings = try Self.proxySettings(command)
         var proxies: [HTTPProxy?] = []
-        for name in endpointNames {
-            // The embedded mock lives in this process: never through a proxy.
-            proxies.append(nil)
-            if name == "mock" {
+        for item in plan.items {
+            switch item.target {
+            case .mock:
                 if command.dryRun { continue }  // a dry run connects to nothing: no mock to start
                 if mock == nil {
-                    mock = try EmbeddedMock.start(options: command.mockOptions, signingKey: signingKey,
-                                                  keyID: tokenSource?.keyID.value, teamID: tokenSource?.teamID.value,
-                                                  clientIdentity: identity, topic: defaults.topic)
+                    let started = try EmbeddedMocks.start(environments: mockEnvironments, options: command.mockOptions,
+                                                          keys: try credentials.mockKeys(),
+                                                          clientIdentities: credentials.certificates.map(\.identity),
+                                                          topic: defaults.topic)
+                    extraTrust.append(started.caFile)
+                    mock = started
                 }
-                endpoints.append(mock!.endpoint)
-                extraTrust.append(mock!.caFile)
-                continue
-            }
-            if binary, let gateway = Self.binaryGateways[name] {
-                endpoints.append(gateway)
-                continue
-            }
-            do {
-                endpoints.append(try Endpoint(parsing: name))
-                proxies[proxies.count - 1] = proxySettings.proxy(for: endpoints[endpoints.count - 1])
-            } catch {
-                throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, [IPv6]:PORT or mock")
+                // The embedded mock lives in this process: never through a proxy.
+                for started in mock?.mocks ?? [] {
+                    endpoints.append(started.mock.endpoint)
+                    endpointEnvironments.append(started.environment)
+                    proxies.append(nil)
+                }
+            case .address(let endpoint):
+                endpoints.append(endpoint)
+                endpointEnvironments.append(item.environment)
+                let gateway = binary && Self.binaryGateways[item.name] != nil
+                proxies.append(gateway ? nil : proxySettings.proxy(for: endpoint))
             }
         }
         if mock != nil, let flag = command.proxy, !flag.isEmpty {
             writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
         }
-        if extraTrust.count > 1 {
-            throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
-        }
+        let trust = extraTrust.first.map { TLSTrust.caFile($0) }
         let tls: TLSContext
         do {
-            tls = try TLSContext.client(additionalTrust: extraTrust.first.map { .caFile($0) }, identity: identity,
+            tls = try TLSContext.client(additionalTrust: trust, identity: credentials.certificates.first?.identity,
                                         offersH2: !binary)
         } catch {
             throw RunFailure.usage("TLS setup: \(error)")
         }
 
-        let authentication: CampaignConfiguration.Authentication = tokenSource.map { .token($0) } ?? .certificate
+        let authentication: CampaignConfiguration.Authentication = credentials.keys.first.map { .token($0.source) } ?? .certificate
         var configuration = CampaignConfiguration(
             inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
             outputDirectory: command.out ?? Self.defaultOutputDirectory())
@@ -113,6 +106,12 @@ struct SendSetup {
         configuration.defaultPayload = payload
         configuration.payloadTemplate = template
         configuration.defaults = defaults
+        configuration.environment = plan.environment
+        configuration.environmentFallback = command.environmentFallback
+        if !single {
+            configuration.endpointEnvironments = endpointEnvironments
+            configuration.credentials = try credentials.campaignCredentials(trust: trust, offersH2: !binary)
+        }
         configuration.proxies = proxies
         configuration.connections = command.connections
         configuration.maxStreams = command.maxStreams
@@ -127,7 +126,7 @@ struct SendSetup {
         configuration.responseTimeoutSeconds = command.responseTimeout
         configuration.pingIntervalSeconds = command.pingInterval
         try Self.pace(command, configuration: &configuration)
-        if command.dryRun { try Self.checkDryRun(command, tokenSource: tokenSource, key: signingKey, identity: identity) }
+        if command.dryRun { try Self.checkDryRun(command, credentials: credentials) }
         configuration.dryRun = command.dryRun
         if binary {
             configuration.wireProtocol = .binary
@@ -140,11 +139,27 @@ struct SendSetup {
         case .auto: configuration.showProgress = isatty(2) == 1
         }
         configuration.metrics = try Self.metricsOptions(command, shard: shard)
-        if !usesToken && !usesPEM && !usesP12 && configuration.defaults.topic == nil {
+        if credentials.generated && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }
         self.configuration = configuration
         self.mock = mock
+    }
+
+    /// The environments the run needs an endpoint for, and why: its own, each credential's
+    /// restriction, and both with `--environment-fallback`.
+    static func environmentNeeds(_ command: SendCommand, credentials: SendCredentials,
+                                 environment: APNsEnvironment) -> [(environment: APNsEnvironment, why: String)] {
+        var needs = [(environment, command.environment == nil ? "the run's environment (--environment, default production)"
+                                                              : "--environment \(environment.rawValue)")]
+        for key in credentials.keys {
+            if let restricted = key.entry.key.environment { needs.append((restricted, "key \(key.entry.key.keyID) (\(key.entry.origin))")) }
+        }
+        for certificate in credentials.certificates {
+            if let restricted = certificate.environment { needs.append((restricted, "the certificate \(certificate.file)")) }
+        }
+        if command.environmentFallback { needs.append((environment.other, "--environment-fallback")) }
+        return needs
     }
 
     /// `--proxy`/`--noproxy`, else the environment's, as curl reads them (`ProxySettings`).
@@ -251,46 +266,6 @@ struct SendSetup {
             throw RunFailure.usage("--payload-template \(path): \(detail) (\(reason.name))")
         }
         return template
-    }
-
-    private static func tokenSource(_ command: SendCommand) throws -> (TokenSource, SigningKey) {
-        guard let keyFile = command.keyFile, let keyID = command.keyID, let teamID = command.teamID else {
-            throw RunFailure.usage("token auth needs all three of --key-file, --key-id and --team-id")
-        }
-        let key: SigningKey
-        do { key = try SigningKey(contentsOfFile: keyFile) } catch { throw RunFailure.usage(error.message) }
-        return (try makeTokenSource(key: key, keyID: keyID, teamID: teamID), key)
-    }
-
-    private static func makeTokenSource(key: SigningKey, keyID: String, teamID: String) throws -> TokenSource {
-        do {
-            return try TokenSource(signingKey: key, keyID: ProviderToken.KeyID(keyID),
-                                   teamID: ProviderToken.TeamID(teamID))
-        } catch let error as ProviderTokenError {
-            throw RunFailure.usage(error.message)
-        } catch let error as SigningKeyError {
-            throw RunFailure.usage(error.message)
-        }
-    }
-
-    private static func clientIdentity(_ command: SendCommand) throws -> TLSIdentity {
-        let credentials: ClientCredentials
-        if let p12 = command.p12File {
-            var password = ""
-            if let variable = command.p12PasswordEnv {
-                guard let value = ProcessInfo.processInfo.environment[variable] else {
-                    throw RunFailure.usage("--p12-password-env \(variable): that environment variable is not set")
-                }
-                password = value
-            }
-            credentials = .pkcs12(file: p12, password: password)
-        } else {
-            guard let cert = command.certFile, let key = command.certKeyFile else {
-                throw RunFailure.usage("certificate auth needs both --cert-file and --cert-key-file (or a --p12-file)")
-            }
-            credentials = .pem(certificateFile: cert, keyFile: key)
-        }
-        do { return try credentials.load() } catch { throw RunFailure.usage("client certificate: \(error)") }
     }
 
     /// Cores this process may run on: its affinity mask (taskset, a container's cpuset), which

@@ -12,11 +12,14 @@ extension SendSetup {
     /// The binary provider API authenticates by client certificate only, and the embedded mock
     /// speaks HTTP/2 only.
     static func checkBinary(_ command: SendCommand, endpoints: [String]) throws {
-        if command.keyFile != nil || command.keyID != nil || command.teamID != nil {
+        if !command.keyFile.isEmpty || command.keyID != nil || command.teamID != nil || command.keysFile != nil {
             throw RunFailure.usage("--protocol binary with token auth (--key-file/--key-id/--team-id): the binary provider API authenticates by client certificate only; give --cert-file/--cert-key-file or --p12-file, or use --protocol http2")
         }
-        if command.certFile == nil && command.certKeyFile == nil && command.p12File == nil {
+        if command.certFile.isEmpty && command.certKeyFile.isEmpty && command.p12File.isEmpty {
             throw RunFailure.usage("--protocol binary needs the app's client certificate: --cert-file C.pem --cert-key-file K.pem, or --p12-file F.p12")
+        }
+        if command.certFile.count + command.p12File.count > 1 {
+            throw RunFailure.usage("--protocol binary takes one certificate (the binary provider API binds a connection to one app): run one process per certificate")
         }
         if endpoints.contains("mock") {
             throw RunFailure.usage("--protocol binary with --endpoint mock: the embedded mock speaks HTTP/2 only; run `apns-bulk mock-server --legacy-binary-listen HOST:PORT --client-ca CA.pem` and give --endpoint HOST:PORT")

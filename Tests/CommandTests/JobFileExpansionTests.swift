@@ -43,11 +43,22 @@ import Testing
         }
     }
 
-    @Test func anArrayOfTablesIsReadAndRefusedWhereNoFlagTakesIt() throws {
+    @Test func anArrayOfTablesOtherThanKeysIsReadAndRefusedWhereNoFlagTakesIt() throws {
         #expect {
-            try expand("[[keys]]\nkey-id = \"ABCDE12345\"\n")
+            try expand("[[endpoints]]\nhost = \"example.com\"\n")
         } throws: { error in
-            (error as? RunFailure)?.message.hasSuffix("`keys` must be a string, number, boolean or array of those") == true
+            (error as? RunFailure)?.message.hasSuffix("`endpoints` must be a string, number, boolean or array of those") == true
+        }
+    }
+
+    @Test func keysTablesBecomeAKeysFileNamingTheJobFileUnlessTheCommandLineGivesKeys() throws {
+        let toml = "topic = \"com.example.app\"\n[[keys]]\nfile = \"AuthKey_ABCDE12345.p8\"\n"
+        let expanded = try expand(toml)
+        let path = expanded[expanded.count - 1]
+        #expect(expanded == ["send", "--topic=com.example.app", "--keys-file=\(path)", "--config", path])
+        for flag in ["--key-file", "--keys-file"] {
+            let given = try expand(toml, [flag, "other.p8"])
+            #expect(!given.contains { $0.hasPrefix("--keys-file=") }, "\(flag) on the command line wins")
         }
     }
 }
