@@ -25,8 +25,10 @@ struct EmbeddedMock {
     /// job file's [mock] table fills). The mock plays `environment` (unless `options` name one)
     /// and verifies the tokens of every one of `keys`, or client certificates issued as
     /// `clientIdentities`' first is, serving the apps they name.
+    /// `fileTag`, for a second mock of the run, goes into the names of its record and stats files
+    /// ("record.jsonl.zst" becomes "record.sandbox.jsonl.zst"), so that two mocks never write one file.
     static func start(options: [String], keys: [MockTokenKey], clientIdentities: [TLSIdentity], topic: String?,
-                      environment: APNsEnvironment = .production) throws -> EmbeddedMock {
+                      environment: APNsEnvironment = .production, fileTag: String? = nil) throws -> EmbeddedMock {
         var arguments: [String] = []
         for option in options {
             let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
@@ -44,6 +46,10 @@ struct EmbeddedMock {
         // rehearse a key used in the wrong one.
         if !arguments.contains("--environment"), let played = MockAPNsEnvironment(rawValue: environment.rawValue) {
             configuration.environment = played
+        }
+        if let fileTag {
+            configuration.recordOutPath = configuration.recordOutPath.map { Self.tagged($0, fileTag) }
+            configuration.statsOutPath = configuration.statsOutPath.map { Self.tagged($0, fileTag) }
         }
         configuration.address = .loopback(port: 0)
         configuration.identity = .ephemeral(hosts: ["127.0.0.1"])
@@ -77,6 +83,13 @@ struct EmbeddedMock {
         _ = try? server.stop()
         unlink(caFile)
     }
+
+    /// `path` with `tag` before the first dot of its file name (or at its end).
+    static func tagged(_ path: String, _ tag: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        guard let dot = path[slash...].firstIndex(of: "."), dot != slash else { return path + "." + tag }
+        return String(path[..<dot]) + "." + tag + String(path[dot...])
+    }
 }
 
 /// The embedded mocks of one run, one per environment it needs, and one CA file the client
@@ -90,9 +103,10 @@ struct EmbeddedMocks {
                       clientIdentities: [TLSIdentity], topic: String?) throws -> EmbeddedMocks {
         var mocks: [(environment: APNsEnvironment, mock: EmbeddedMock)] = []
         do {
-            for environment in environments {
+            for (index, environment) in environments.enumerated() {
                 mocks.append((environment, try EmbeddedMock.start(options: options, keys: keys, clientIdentities: clientIdentities,
-                                                                  topic: topic, environment: environment)))
+                                                                  topic: topic, environment: environment,
+                                                                  fileTag: index == 0 ? nil : environment.rawValue)))
             }
         } catch {
             for started in mocks { started.mock.stop() }
