@@ -13,6 +13,8 @@ public enum TLSTrust: Sendable {
     /// end at these certificates without reaching a root (X509_V_FLAG_PARTIAL_CHAIN); validity
     /// dates and signatures are checked as for any chain.
     case issuerOf(TLSIdentity)
+    /// `issuerOf` each of several identities: a rehearsal given several client certificates.
+    case issuersOf([TLSIdentity])
 }
 
 /// How a server context behaves beyond its certificate.
@@ -156,20 +158,38 @@ public final class TLSContext: @unchecked Sendable {
             guard X509_up_ref(authority.identity.certificate) == 1 else { throw OpenSSLErrors.failure("X509_up_ref") }
             certificates = [authority.identity.certificate]
         case let .issuerOf(identity):
-            for certificate in identity.chain.isEmpty ? [identity.certificate] : identity.chain {
-                guard X509_up_ref(certificate) == 1 else { throw OpenSSLErrors.failure("X509_up_ref") }
-                certificates.append(certificate)
-            }
+            certificates = try Self.issuers(of: [identity])
+        case let .issuersOf(identities):
+            certificates = try Self.issuers(of: identities)
         }
         defer { certificates.forEach { X509_free($0) } }
         guard let store = SSL_CTX_get_cert_store(context) else { throw OpenSSLErrors.failure("SSL_CTX_get_cert_store") }
-        if case .issuerOf = trust { _ = X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }
+        switch trust {
+        case .issuerOf, .issuersOf: _ = X509_STORE_set_flags(store, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        case .caFile, .authority: break
+        }
         for certificate in certificates {
             // A CA already in the store (the same file given twice) is not an error.
             _ = X509_STORE_add_cert(store, certificate)
             if advertise { _ = SSL_CTX_add_client_CA(context, certificate) }
         }
         ERR_clear_error()
+    }
+
+    /// The certificates after each leaf in its file, or the leaf itself when it came alone; one
+    /// reference each, for the caller to free.
+    private static func issuers(of identities: [TLSIdentity]) throws(TLSError) -> [OpaquePointer] {
+        var certificates: [OpaquePointer] = []
+        for identity in identities {
+            for certificate in identity.chain.isEmpty ? [identity.certificate] : identity.chain {
+                guard X509_up_ref(certificate) == 1 else {
+                    certificates.forEach { X509_free($0) }
+                    throw OpenSSLErrors.failure("X509_up_ref")
+                }
+                certificates.append(certificate)
+            }
+        }
+        return certificates
     }
 
     private func use(_ identity: TLSIdentity, source: String) throws(TLSError) {

@@ -23,8 +23,8 @@ struct EmbeddedMock {
 
     /// `options` are mock-server flags as `name=value` or `name` (from `--mock-option`, which a
     /// job file's [mock] table fills). The mock plays `environment` (unless `options` name one)
-    /// and verifies the tokens of every one of `keys`, or client certificates issued as
-    /// `clientIdentities`' first is, serving the apps they name.
+    /// and verifies the tokens of every one of `keys`, or client certificates issued as one of
+    /// `clientIdentities` is, serving the apps they name.
     /// `fileTag`, for a second mock of the run, goes into the names of its record and stats files
     /// ("record.jsonl.zst" becomes "record.sandbox.jsonl.zst"), so that two mocks never write one file.
     static func start(options: [String], keys: [MockTokenKey], clientIdentities: [TLSIdentity], topic: String?,
@@ -59,7 +59,8 @@ struct EmbeddedMock {
         // The mock's own verify-key-file or client-ca wins: the run's credentials may be refused.
         let mockChecksItsOwn = !parsed.verifyKeyFile.isEmpty || parsed.keysFile != nil || parsed.clientCA != nil
         if !mockChecksItsOwn, let clientIdentity = clientIdentities.first {
-            configuration.authentication = .certificate(.issuerOf(clientIdentity))
+            configuration.authentication = .certificate(clientIdentities.count == 1 ? .issuerOf(clientIdentity)
+                                                                                    : .issuersOf(clientIdentities))
             // A push certificate names its apps (its topics extension, or the subject's UID), as for APNs.
             if configuration.topics.isEmpty {
                 configuration.topics = Set(clientIdentities.flatMap(\.pushTopics))

@@ -122,4 +122,27 @@ import Testing
             && $0["key_id"] as? String == "AAAAAAAAA1" })
         #expect(try run.deadTokens.isEmpty, "a refused key burns no token")
     }
+
+    @Test func severalCertificatesRehearseAgainstTheEmbeddedMockWhichTrustsEachAndServesTheirApps() throws {
+        let setup = try Setup(rows: 100)
+        var flags: [String] = []
+        for app in ["com.example.one", "com.example.two"] {
+            let certificate = setup.scratch.path("\(app).crt"), key = setup.scratch.path("\(app).key")
+            let made = try Command.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                             "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+                                                             "-subj", "/UID=\(app)/CN=Apple Push Services: \(app)"])
+            try #require(made.status == 0, "openssl req: \(made.stderr)")
+            flags += ["--cert-file", certificate, "--cert-key-file", key]
+        }
+        for app in ["com.example.one", "com.example.two"] {
+            let out = setup.scratch.path("out-\(app)")
+            let result = try Binary.run(["send", "--input", setup.csv, "--topic", app, "--progress", "never", "--out", out,
+                                         "--endpoint", "mock", "--connections", "1"] + flags,
+                                        environment: ProxyTests.environment())
+            let run = CampaignRun(result: result, outDirectory: out)
+            #expect(result.status == 0, "\(app): \(result.stdout)\(result.stderr)")
+            try run.checkEveryRowExactlyOnce(rows: 100)
+            #expect(try Self.outcomes(run) == ["delivered": 100], "the mock serves both certificates' apps")
+        }
+    }
 }
