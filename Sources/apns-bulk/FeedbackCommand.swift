@@ -27,11 +27,14 @@ struct FeedbackCommand: ParsableCommand {
     var endpointChoice: String?
     var endpoint: String { endpointChoice ?? "production" }
     @Option(name: .customLong("cert-file"), help: "The client certificate (PEM).")
-    var certFile: String?
+    var certFiles: [String] = []
+    var certFile: String? { certFiles.last }
     @Option(name: .customLong("cert-key-file"), help: "The certificate's private key (PEM).")
-    var certKeyFile: String?
+    var certKeyFiles: [String] = []
+    var certKeyFile: String? { certKeyFiles.last }
     @Option(name: .customLong("p12-file"), help: "A .p12 holding certificate and key. Default: none.")
-    var p12File: String?
+    var p12Files: [String] = []
+    var p12File: String? { p12Files.last }
     @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password. Default: none, for a .p12 without a password.")
     var p12PasswordEnv: String?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server. Default: none; the system's trust store alone.")
@@ -86,6 +89,9 @@ struct FeedbackCommand: ParsableCommand {
     /// The certificate Apple issued for the app: a PEM pair or a .p12.
     private func identity() throws -> TLSIdentity {
         let credentials: ClientCredentials
+        if certFiles.count + p12Files.count > 1 || certKeyFiles.count > 1 {
+            throw RunFailure.usage("feedback takes one certificate: the feedback service answers for the app its certificate names; run it once per certificate")
+        }
         if let p12File {
             if certFile != nil || certKeyFile != nil {
                 throw RunFailure.usage("give --cert-file/--cert-key-file or --p12-file, not both")

@@ -145,4 +145,23 @@ import Testing
             #expect(try Self.outcomes(run) == ["delivered": 100], "the mock serves both certificates' apps")
         }
     }
+
+    @Test func feedbackRefusesSeveralCertificatesAndTheMocksKeyMistakesNameTheirPlace() throws {
+        let setup = try Setup(rows: 1)
+        let feedback = try Binary.run(["feedback", "--cert-file", "a.pem", "--cert-file", "b.pem", "--cert-key-file", "a.key",
+                                       "--out", setup.scratch.path("dead.csv")])
+        #expect(feedback.status == 1 && feedback.stderr.contains("feedback takes one certificate"), "\(feedback.stderr)")
+        let bad = try setup.scratch.write("bad.toml", "[[keys]]\nfile = \"\(setup.keys[0])\"\nteam-id = \"\(Self.team)\"\nenvironment = \"staging\"\n")
+        let cases: [([String], String)] = [
+            (["--keys-file", bad], "--keys-file \(bad): [[keys]] entry 1 (\(setup.keys[0])): environment \"staging\""),
+            (["--verify-key-file", setup.keys[0], "--verify-key-file", setup.keys[1]], "--verify-key-file needs --team-id"),
+            (["--verify-key-file", setup.keys[0], "--verify-key-file", setup.keys[0], "--team-id", Self.team],
+             "key id AAAAAAAAA1 is already given by --verify-key-file"),
+        ]
+        for (flags, expected) in cases {
+            let result = try Binary.run(["mock-server"] + flags)
+            #expect(result.status == 1, "\(flags)")
+            #expect(result.stderr.contains(expected), "\(flags): \(result.stderr)")
+        }
+    }
 }
