@@ -192,4 +192,16 @@ import Transport
         #expect(Self.message { _ = try Self.setup(["--cert-file", "a.pem", "--cert-file", "b.pem", "--cert-key-file", "a.key"]) }
             .contains("2 --cert-file and 1 --cert-key-file, paired by position"))
     }
+
+    @Test func theManyAppsJobFileListsItsKeysAsTheReadmeSays() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("jobs/many-apps.example.toml").path
+        let entries = try KeyList.entries(in: JobFile.load(path), source: "--config \(path)", defaultTeamID: nil)
+        try KeyList.check(entries)
+        #expect(entries.map(\.key) == [
+            KeyDescription(file: "keys/AuthKey_ABCDE12345.p8", keyID: "ABCDE12345", teamID: "TEAM123456", environment: .production),
+            KeyDescription(file: "keys/sandbox-push.p8", keyID: "FGHIJ67890", teamID: "TEAM123456", environment: .sandbox,
+                           topics: ["com.example.one", "com.example.two"], relatedKeyID: "ABCDE12345"),
+        ])
+    }
 }

@@ -187,7 +187,7 @@ import Testing
         #expect(apple?["texture"] == .table(TOMLTable(["smooth": .boolean(true)])))
     }
 
-    @Test(arguments: ["nightly.example.toml", "demo.toml"])
+    @Test(arguments: ["nightly.example.toml", "demo.toml", "many-apps.example.toml"])
     func theJobFilesInJobsRead(name: String) throws {
         let jobs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("jobs")
