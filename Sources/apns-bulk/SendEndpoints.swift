@@ -81,11 +81,15 @@ struct SendEndpoints {
 
     /// Without `--endpoint`: Apple's host of the run's environment, and of the other one too when
     /// the run may need it (several credentials or environments).
-    mutating func addDefaults(bothEnvironments: Bool) {
+    /// With `binary`, Apple's binary gateways instead.
+    mutating func addDefaults(bothEnvironments: Bool, binary: Bool) {
         guard !explicit else { return }
         let order = bothEnvironments ? [environment, environment.other] : [environment]
-        items = order.map { Item(name: $0.rawValue, target: .address($0 == .production ? .production : .sandbox),
-                                 environment: $0, namesEnvironment: true) }
+        items = order.map { environment in
+            let http2: Endpoint = environment == .production ? .production : .sandbox
+            let endpoint = binary ? SendSetup.binaryGateways[environment.rawValue] ?? http2 : http2
+            return Item(name: environment.rawValue, target: .address(endpoint), environment: environment, namesEnvironment: true)
+        }
     }
 
     /// Refuses a run whose credentials or flags need an environment no endpoint serves: a

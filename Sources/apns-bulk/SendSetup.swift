@@ -34,7 +34,7 @@ struct SendSetup {
         if binary && !single {
             throw RunFailure.usage("--protocol binary sends with one certificate to one environment: run one process per certificate and environment (and no --environment-fallback)")
         }
-        plan.addDefaults(bothEnvironments: !single)
+        plan.addDefaults(bothEnvironments: !single, binary: binary)
         let needs = Self.environmentNeeds(command, credentials: credentials, environment: plan.environment)
         try plan.check(needs: needs)
         var mockEnvironments = [plan.environment]

@@ -204,4 +204,18 @@ import Transport
                            topics: ["com.example.one", "com.example.two"], relatedKeyID: "ABCDE12345"),
         ])
     }
+
+    @Test func theBinaryProtocolsDefaultEndpointIsTheGatewayOfTheRunsEnvironment() throws {
+        let keys = try Keys([])
+        let authority = try CertificateAuthority()
+        let identity = try authority.issueClientCertificate(commonName: "Apple Push Services: com.example.app",
+                                                            userID: "com.example.app")
+        try identity.writePEM(certificatePath: keys.path("push.pem"), privateKeyPath: keys.path("push.key"))
+        let certificate = ["--protocol", "binary", "--cert-file", keys.path("push.pem"), "--cert-key-file", keys.path("push.key")]
+        for (flags, host) in [([String](), "gateway.push.apple.com"), (["--environment", "sandbox"], "gateway.sandbox.push.apple.com")] {
+            let configuration = try Self.setup(certificate + flags).configuration
+            #expect(configuration.endpoints == [Endpoint(host: host, port: 2195)])
+            #expect(configuration.credentials.isEmpty)
+        }
+    }
 }
