@@ -23,6 +23,8 @@ enum HelpExamples {
         "mock-server": [
             ("A mock that checks one key's tokens and serves one app; its CA in ca.pem:",
              "apns-bulk mock-server --listen 127.0.0.1:8443 --ca-out ca.pem --verify-key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --topic com.example.app"),
+            ("A sandbox mock checking several keys, listed as [[keys]] in send's job file:",
+             "apns-bulk mock-server --listen 127.0.0.1:8444 --ca-out ca.pem --keys-file many-apps.toml --environment sandbox"),
             ("A bad night: 1 % server errors, 429s and a GOAWAY every 10,000 requests:",
              "apns-bulk mock-server --listen 127.0.0.1:8443 --ca-out ca.pem --fail 500:0.01 --too-many-requests 0.01 --goaway-after 10000"),
         ],
