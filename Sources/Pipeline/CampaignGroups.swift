@@ -71,8 +71,11 @@ extension Campaign {
     func startGroupWorkers(shared: CampaignShared, recorder: RunRecorder, rows: [Int]?, threads: Int,
                            reactors: [Reactor]) -> [(group: Int, handle: WorkerHandle)] {
         let configuration = shared.configuration
-        let shares = rows.map { ConnectionPlan.shares(total: configuration.connections, rows: $0) }
+        var shares = rows.map { ConnectionPlan.shares(total: configuration.connections, rows: $0) }
             ?? ConnectionPlan.evenShares(total: configuration.connections, groups: shared.groups.count)
+        // A group without rows of its own may get rows moved to it (`--environment-fallback`):
+        // it has a connection to open then (and opens none otherwise).
+        if configuration.environmentFallback { shares = shares.map { max($0, 1) } }
         var handles: [(group: Int, handle: WorkerHandle)] = []
         for (thread, entries) in ConnectionPlan.assignments(groups: shared.groups, shares: shares, threads: threads).enumerated() {
             let reactor = reactors[thread]
