@@ -34,6 +34,7 @@ public final class Campaign: Sendable {
     ///     queue is full: keep it short (append to a buffer, bump a counter). A run's rows have
     ///     their records whether or not the result files could be written.
     public init(configuration: CampaignConfiguration, onOutcome: OutcomeHandler? = nil) {
+        let configuration = Self.withFallbackCredential(configuration)
         self.configuration = configuration
         self.onOutcome = onOutcome
         control = RunControl(abortAfter: configuration.abortAfter)

@@ -17,6 +17,23 @@ extension Campaign {
         var rows: [Int]?
     }
 
+    /// `--environment-fallback` with the run's one credential: it becomes the one credential of
+    /// both environments, so a row refused in one has a group to go to in the other. The binary
+    /// protocol has one certificate and no groups (the command line refuses several).
+    static func withFallbackCredential(_ configuration: CampaignConfiguration) -> CampaignConfiguration {
+        var configuration = configuration
+        if configuration.wireProtocol == .binary { configuration.credentials = [] }
+        guard configuration.environmentFallback, configuration.credentials.isEmpty,
+              configuration.wireProtocol == .http2 else { return configuration }
+        switch configuration.authentication {
+        case .token(let source):
+            configuration.credentials = [CampaignCredential(label: source.keyID.value, secret: .token(source))]
+        case .certificate:
+            configuration.credentials = [CampaignCredential(label: "certificate", secret: .certificate(configuration.tls))]
+        }
+        return configuration
+    }
+
     static func groupColumns(_ configuration: CampaignConfiguration) -> GroupColumns {
         var extras = configuration.payloadTemplate?.extraColumns ?? []
         guard !configuration.credentials.isEmpty else { return GroupColumns(extras: extras) }

@@ -1,6 +1,7 @@
 import APNs
 import Foundation
 import MockAPNs
+import Synchronization
 import Testing
 import Transport
 @testable import Pipeline
@@ -96,7 +97,8 @@ struct CredentialGroupTests {
     /// environment, else the team-scoped one, and only to its environment's server; rows no key
     /// serves, with an unknown key id or a bad environment are rejected with their reasons and
     /// never sent.
-    @Test func rowsGoToTheKeyTheRulesPickAndTheirEnvironmentsServerOnly() throws {
+    @Test(arguments: [true, false])
+    func rowsGoToTheKeyTheRulesPickAndTheirEnvironmentsServerOnly(prescan: Bool) throws {
         let team = try Key("TEAMPROD01"), topical = try Key("TOPICPROD1"), sandboxKey = try Key("TOPICSAND1")
         let mocks = try EnvironmentMocks()
         var csv = ["device_token,topic,environment,key_id,push_type"]
@@ -120,7 +122,7 @@ struct CredentialGroupTests {
         let run = try Self.run(csv, mocks: mocks, directory: directory, credentials: [
             team.credential(.production), topical.credential(.production, topics: ["com.example.b", "com.example.c"]),
             sandboxKey.credential(.sandbox, topics: ["com.example.b"]),
-        ])
+        ]) { $0.prescan = prescan }
         let endpointOf: [String: String] = ["production": mocks.endpoints[0].description, "sandbox": mocks.endpoints[1].description]
         for record in run.records {
             let want = try #require(expected[record.row])
@@ -252,6 +254,50 @@ struct CredentialGroupTests {
         configuration.prescan = false
         #expect(throws: Campaign.SetupError.self) { _ = try Campaign(configuration: configuration).run() }
         #expect(mocks.production.stats().requests == 0)
+    }
+
+    /// The production server stops reading after its first request (a stalled group): the reader
+    /// still reads on past that group's full queue, and every sandbox row is delivered meanwhile.
+    /// The run is then interrupted: the stalled group's rows end `aborted` Interrupted, each once.
+    @Test func aStalledGroupDoesNotHoldUpTheOthers() throws {
+        var stalled = MockAPNsConfiguration()
+        stalled.stallAfter = 1
+        let mocks = try EnvironmentMocks(production: stalled)
+        let key = try Key("BOTHENVKEY")
+        let directory = try TemporaryDirectory()
+        var csv = "device_token,environment\n"
+        for row in 1...12_000 { csv += "\(Self.token(row)),\(row % 2 == 0 ? "sandbox" : "production")\n" }
+        var configuration = CampaignConfiguration(
+            inputPath: try directory.write("campaign.csv", csv), authentication: .token(key.source),
+            endpoints: mocks.endpoints, tls: try TLSContext.client(additionalTrust: .authority(mocks.authority)),
+            outputDirectory: directory.path("out"))
+        configuration.endpointEnvironments = [.production, .sandbox]
+        configuration.credentials = [key.credential(nil)]
+        configuration.defaults = HeaderValues(topic: "com.example.a")
+        configuration.defaultPayload = Array("{}".utf8)
+        configuration.stopGraceSeconds = 0.2
+        let delivered = Atomic<Int>(0)
+        let box = Mutex<Campaign?>(nil)
+        let campaign = Campaign(configuration: configuration) { record in
+            if record.outcome == .delivered, delivered.add(1, ordering: .relaxed).newValue == 6_000 {
+                box.withLock { $0 }?.interrupt(signal: 15)
+            }
+        }
+        box.withLock { $0 = campaign }
+        let result = try campaign.run()
+        #expect(result.summary.counts.accountsFor(rows: 12_000))
+        let log = try ResultLogReader(path: directory.path("out/results.jsonl.zst"))
+        var records: [ResultRecord] = []
+        while let record = try log.next() { records.append(record) }
+        #expect(records.count == 12_000 && Set(records.map(\.row)).count == 12_000)
+        #expect(records.filter { $0.row % 2 == 0 }.allSatisfy { $0.outcome == .delivered && $0.environment == "sandbox" })
+        // The stalled server answered the first request of each of its connections at most.
+        let production = records.filter { $0.row % 2 == 1 }
+        let answered = production.filter { $0.outcome == .delivered }
+        #expect(answered.count <= configuration.connections, "\(answered.count) production rows delivered")
+        #expect(production.allSatisfy { $0.outcome == .delivered || ($0.outcome == .aborted && $0.reason == "Interrupted") },
+                "\(production.first { $0.outcome != .delivered && $0.reason != "Interrupted" }?.jsonLine ?? "")")
+        #expect(mocks.sandbox.stats().requests == 6_000)
     }
 
     /// A one-credential run writes no group fields and no group keys in summary.json.
