@@ -304,6 +304,7 @@ public final class Campaign: Sendable {
     private func watch(shared: CampaignShared, workers: [(group: Int, handle: WorkerHandle)], writerDone: ThreadCompletion) {
         var stopHandled = false
         var groupsHandled = [Bool](repeating: shared.router == nil, count: shared.groups.count)
+        var groupsDownSince = [ContinuousClock.Instant?](repeating: nil, count: shared.groups.count)
         var downSince: ContinuousClock.Instant?
         while !writerDone.isFinished {
             if control.isStopping && !stopHandled {
@@ -312,7 +313,9 @@ public final class Campaign: Sendable {
                 if shared.router != nil { for group in shared.groups { group.closeWork() } }
                 for (_, handle) in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
             }
-            if shared.router != nil { Self.watchGroups(shared, workers: workers, handled: &groupsHandled) }
+            if shared.router != nil, !control.isStopping {
+                Self.watchGroups(shared, workers: workers, handled: &groupsHandled, downSince: &groupsDownSince)
+            }
             if !control.isStopping {
                 if shared.readyConnectionCount > 0 {
                     downSince = nil

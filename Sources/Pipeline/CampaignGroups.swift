@@ -116,7 +116,21 @@ extension Campaign {
 
     /// The watch's turn for groups: a group told to stop (its key refused, its streak of
     /// refusals) ends its own rows and says so, naming the key and environment; the others go on.
-    static func watchGroups(_ shared: CampaignShared, workers: [(group: Int, handle: WorkerHandle)], handled: inout [Bool]) {
+    /// A group whose connections were all down for `--unreachable-timeout` (its environment's
+    /// endpoints unreachable, while other groups' work) gives up its rows as a run would.
+    static func watchGroups(_ shared: CampaignShared, workers: [(group: Int, handle: WorkerHandle)], handled: inout [Bool],
+                            downSince: inout [ContinuousClock.Instant?]) {
+        let timeout = shared.configuration.unreachableTimeoutSeconds
+        for group in shared.groups where !handled[group.index] && !group.control.isStopping {
+            guard group.opened.load(ordering: .relaxed), group.readyConnections.load(ordering: .relaxed) == 0,
+                  group.hasWaitingRows else {
+                downSince[group.index] = nil
+                continue
+            }
+            let since = downSince[group.index] ?? .now
+            downSince[group.index] = since
+            if ProgressLine.seconds(ContinuousClock.now - since) >= timeout { group.control.stop(.unreachable(seconds: timeout)) }
+        }
         for group in shared.groups where !handled[group.index] && group.control.isStopping {
             handled[group.index] = true
             group.closeWork()

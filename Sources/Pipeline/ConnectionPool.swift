@@ -39,6 +39,7 @@ final class ConnectionPool {
 
     /// Opens every slot's connection; their events go to `delegate`.
     func start(slots assigned: [ConnectionSlot], delegate: any ClientConnectionDelegate) {
+        group.opened.store(true, ordering: .relaxed)
         slots = assigned
         self.delegate = delegate
         let configuration = shared.configuration
@@ -104,6 +105,7 @@ final class ConnectionPool {
         guard let slot = slot(for: connection) else { return nil }
         slot.isReady = true
         shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
+        group.readyConnections.add(1, ordering: .relaxed)
         return slot
     }
 
@@ -113,7 +115,10 @@ final class ConnectionPool {
     /// endpoint is never hammered.
     func connectionClosed(_ connection: ClientConnection, error: ClientConnectionError?) {
         guard let slot = slot(for: connection) else { return }
-        if slot.isReady { shared.noteConnectionDown() }
+        if slot.isReady {
+            shared.noteConnectionDown()
+            group.readyConnections.subtract(1, ordering: .relaxed)
+        }
         slot.isReady = false
         slot.connection = nil
         if shutDown { return }
@@ -131,7 +136,10 @@ final class ConnectionPool {
     /// starts with the current token. Nothing for a connection already replaced.
     func replace(_ connection: ClientConnection) {
         guard let slot = slot(for: connection) else { return }
-        if slot.isReady { shared.noteConnectionDown() }
+        if slot.isReady {
+            shared.noteConnectionDown()
+            group.readyConnections.subtract(1, ordering: .relaxed)
+        }
         slot.isReady = false
         slot.connection = nil
         connection.close()

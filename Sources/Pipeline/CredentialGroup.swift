@@ -33,6 +33,10 @@ final class CredentialGroup: Sendable {
     /// An answer that is not a credentials 403 came: this group's connections open their stream
     /// slots fully from now on (APNs accepts this key).
     let settingsAccepted = Atomic<Bool>(false)
+    /// This group's connections ready now, and whether any worker opened its pool: the watch's
+    /// per-group `--unreachable-timeout`.
+    let readyConnections = Atomic<Int>(0)
+    let opened = Atomic<Bool>(false)
     /// Rows moved here from another group (`--environment-fallback`): a reactor thread hands them
     /// over without ever waiting, so this list is not bounded; `hasMoved` spares the lock.
     private let moved = Mutex<[Job]>([])

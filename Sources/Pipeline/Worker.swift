@@ -204,6 +204,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let work = group.work
         if group.hasMoved.load(ordering: .relaxed) { for job in group.takeMoved() { ready.pushBack(job) } }
         let taken = ready.takeBatch(from: work, max: 256)
+        if taken == 0 && shared.groups.count > 1 && work.isClosed { closeIfGroupDone() }
         if taken == 0 && !waitingForWork && !work.isClosed {
             waitingForWork = true
             let reactor = self.reactor
@@ -214,6 +215,18 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// A group's rows are all answered (its queue closed and empty, nothing here waits): its
+    /// connections say goodbye now rather than idle until the campaign's end. Not under
+    /// `--environment-fallback`, where rows may still move here.
+    private func closeIfGroupDone() {
+        guard !stopping, poolStarted, !shared.configuration.environmentFallback, ready.isEmpty, inFlight.isEmpty,
+              retryTimers.isEmpty, !group.hasWaitingRows else { return }
+        stopping = true
+        pool.stopReconnecting()
+        // Not from inside the connection's own callback.
+        reactor.execute { [unowned self] in pool.closeAll(abort: false) }
     }
 
     /// The current token's templates: made again only when the token changed.

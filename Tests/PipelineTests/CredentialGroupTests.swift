@@ -300,6 +300,49 @@ struct CredentialGroupTests {
         #expect(mocks.sandbox.stats().requests == 6_000)
     }
 
+    /// The sandbox endpoint refuses every connection: after `--unreachable-timeout` that group's
+    /// rows give up (Unreachable, exit 3) while the production rows are delivered.
+    @Test func aGroupWhoseEndpointsAreUnreachableGivesUpItsOwnRowsOnly() throws {
+        let mocks = try EnvironmentMocks()
+        let key = try Key("BOTHENVKEY")
+        let directory = try TemporaryDirectory()
+        let csv = ["device_token,environment"] + (1...100).map { "\(Self.token($0)),\($0 % 4 == 0 ? "sandbox" : "")" }
+        let run = try Self.run(csv, mocks: mocks, directory: directory, credentials: [key.credential(nil)]) {
+            // Port 1 on loopback: nothing listens, every connect is refused.
+            $0.endpoints[1] = Endpoint(host: "127.0.0.1", port: 1)
+            $0.unreachableTimeoutSeconds = 1
+            $0.reconnectBaseMilliseconds = 50
+            $0.reconnectMaxMilliseconds = 100
+        }
+        for record in run.records {
+            if record.row % 4 == 0 {
+                #expect(record.outcome == .gaveUp && record.reason == "Unreachable" && record.environment == "sandbox")
+            } else {
+                #expect(record.outcome == .delivered && record.environment == "production")
+            }
+        }
+        #expect(run.result.exitStatus == 3)
+    }
+
+    /// APNs answers UnrelatedKeyIdInToken once for some rows: each is sent again on a fresh
+    /// connection of its own key, without counting an attempt, and delivered; nothing stops.
+    @Test func unrelatedKeyIdInTokenResendsTheRowOnAFreshConnection() throws {
+        var production = MockAPNsConfiguration()
+        for row in [3, 17, 31] { production.scripted[Self.token(row)] = .init(status: 403, reason: "UnrelatedKeyIdInToken", times: 1) }
+        let mocks = try EnvironmentMocks(production: production)
+        let keyA = try Key("KEYAAAAAAA"), keyB = try Key("KEYBBBBBBB")
+        let directory = try TemporaryDirectory()
+        let csv = ["device_token,topic"] + (1...40).map { "\(Self.token($0)),\($0 % 2 == 0 ? "com.example.b" : "com.example.a")" }
+        let run = try Self.run(csv, mocks: mocks, directory: directory, credentials: [
+            keyA.credential(.production, topics: ["com.example.a"]), keyB.credential(.production, topics: ["com.example.b"]),
+        ])
+        #expect(run.records.allSatisfy { $0.outcome == .delivered && $0.attempts == 1 }, "\(run.records.first { $0.outcome != .delivered }?.jsonLine ?? "")")
+        #expect(mocks.production.stats().byStatus[403] == 3)
+        // Each refused connection was replaced: more connections than the four planned.
+        #expect(mocks.production.stats().connections > 4)
+        #expect(run.result.exitStatus == 0)
+    }
+
     /// A one-credential run writes no group fields and no group keys in summary.json.
     @Test func aOneCredentialRunNamesNoKeyOrEnvironment() throws {
         let mocks = try MockEndpoints([MockAPNsConfiguration()])
