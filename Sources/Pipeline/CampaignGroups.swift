@@ -137,10 +137,16 @@ extension Campaign {
             for (number, handle) in workers where number == group.index {
                 handle.reactor.execute { handle.worker.value.beginStopping() }
             }
-            if let cause = group.control.stopCause {
-                shared.warn("warning: stopped sending with \(group.label ?? "the key") in \(group.environment.rawValue): "
-                            + "\(cause.message) Its rows end \(cause.outcomeForUnfinishedRows.rawValue) "
-                            + "\(cause.reasonForUnfinishedRows); the other keys' rows go on.")
+            let key = "\(group.label ?? "the key") in \(group.environment.rawValue)"
+            switch group.control.stopCause {
+            case .credentialsRefused(let reason)?:
+                shared.warn("APNs refused key \(key) (\(reason)): its unfinished rows end aborted \(reason); the other "
+                            + "keys' rows go on (exit 2). \(StopCause.credentialAdvice(reason)) Then run the same command with --resume.")
+            case let cause?:
+                shared.warn("stopped sending with key \(key): \(cause.message) Its unfinished rows end "
+                            + "\(cause.outcomeForUnfinishedRows.rawValue) \(cause.reasonForUnfinishedRows); the other keys' rows go on.")
+            case nil:
+                break
             }
         }
     }
