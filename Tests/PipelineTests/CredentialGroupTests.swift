@@ -80,7 +80,7 @@ struct CredentialGroupTests {
         configuration.connections = 4
         configuration.reactorThreads = 2
         configure(&configuration)
-        let result = try Campaign(configuration: configuration).run()
+        let result = try Self.runWithWatchdog(Campaign(configuration: configuration))
         let rows = csv.count - 1
         // Every row ends in exactly one outcome, and appears once in the result log.
         #expect(result.summary.rows == rows && result.summary.counts.accountsFor(rows: rows))
@@ -90,6 +90,23 @@ struct CredentialGroupTests {
         #expect(records.count == rows)
         #expect(Set(records.map(\.row)) == Set(1...rows))
         return Run(result: result, records: records.sorted { $0.row < $1.row }, out: directory.path("out"))
+    }
+
+    /// Runs `campaign`, interrupting it after `seconds` (a test of a stuck run then fails rather
+    /// than hangs).
+    static func runWithWatchdog(_ campaign: Campaign, seconds: Double = 30) throws -> Campaign.Result {
+        let finished = Atomic<Bool>(false)
+        let timedOut = Atomic<Bool>(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            guard !finished.load(ordering: .acquiring) else { return }
+            timedOut.store(true, ordering: .releasing)
+            campaign.interrupt(signal: 15)
+        }
+        defer { finished.store(true, ordering: .releasing) }
+        let result = try campaign.run()
+        let stuck = timedOut.load(ordering: .acquiring)
+        #expect(!stuck, "the campaign did not finish within \(seconds) s")
+        return result
     }
 
     /// A team-scoped production key, a topic-specific production key (two topics) and a
@@ -266,7 +283,7 @@ struct CredentialGroupTests {
         let key = try Key("BOTHENVKEY")
         let directory = try TemporaryDirectory()
         var csv = "device_token,environment\n"
-        for row in 1...12_000 { csv += "\(Self.token(row)),\(row % 2 == 0 ? "sandbox" : "production")\n" }
+        for row in 1...24_000 { csv += "\(Self.token(row)),\(row % 2 == 0 ? "sandbox" : "production")\n" }
         var configuration = CampaignConfiguration(
             inputPath: try directory.write("campaign.csv", csv), authentication: .token(key.source),
             endpoints: mocks.endpoints, tls: try TLSContext.client(additionalTrust: .authority(mocks.authority)),
@@ -276,20 +293,24 @@ struct CredentialGroupTests {
         configuration.defaults = HeaderValues(topic: "com.example.a")
         configuration.defaultPayload = Array("{}".utf8)
         configuration.stopGraceSeconds = 0.2
+        // Few requests in flight: most of the stalled group's 12,000 rows wait in its queue and beyond.
+        configuration.maxStreams = 50
         let delivered = Atomic<Int>(0)
         let box = Mutex<Campaign?>(nil)
         let campaign = Campaign(configuration: configuration) { record in
-            if record.outcome == .delivered, delivered.add(1, ordering: .relaxed).newValue == 6_000 {
+            if record.outcome == .delivered, delivered.add(1, ordering: .relaxed).newValue == 12_000 {
                 box.withLock { $0 }?.interrupt(signal: 15)
             }
         }
         box.withLock { $0 = campaign }
-        let result = try campaign.run()
-        #expect(result.summary.counts.accountsFor(rows: 12_000))
+        // Were the reader to wait on the stalled group's full queue, the sandbox rows past it
+        // would never be read: the watchdog's interrupt then leaves them undelivered.
+        let result = try Self.runWithWatchdog(campaign, seconds: 20)
+        #expect(result.summary.counts.accountsFor(rows: 24_000))
         let log = try ResultLogReader(path: directory.path("out/results.jsonl.zst"))
         var records: [ResultRecord] = []
         while let record = try log.next() { records.append(record) }
-        #expect(records.count == 12_000 && Set(records.map(\.row)).count == 12_000)
+        #expect(records.count == 24_000 && Set(records.map(\.row)).count == 24_000)
         #expect(records.filter { $0.row % 2 == 0 }.allSatisfy { $0.outcome == .delivered && $0.environment == "sandbox" })
         // The stalled server answered the first request of each of its connections at most.
         let production = records.filter { $0.row % 2 == 1 }
@@ -297,7 +318,7 @@ struct CredentialGroupTests {
         #expect(answered.count <= configuration.connections, "\(answered.count) production rows delivered")
         #expect(production.allSatisfy { $0.outcome == .delivered || ($0.outcome == .aborted && $0.reason == "Interrupted") },
                 "\(production.first { $0.outcome != .delivered && $0.reason != "Interrupted" }?.jsonLine ?? "")")
-        #expect(mocks.sandbox.stats().requests == 6_000)
+        #expect(mocks.sandbox.stats().requests == 12_000)
     }
 
     /// The sandbox endpoint refuses every connection: after `--unreachable-timeout` that group's
@@ -349,6 +370,16 @@ struct CredentialGroupTests {
         let run = try InProcessCampaign.run(rows: 50, mocks: mocks)
         #expect(run.records.allSatisfy { $0.environment == nil && $0.keyID == nil && !$0.jsonLine.contains("key_id") })
         #expect(run.result.summary.groups == nil && !run.result.summary.json.contains("by_key"))
+    }
+
+    /// The group fields go into a result line and come back from it; left out when nil.
+    @Test func recordsGroupFieldsRoundTripThroughTheResultLine() throws {
+        var record = ResultRecord(row: 7, deviceToken: Self.token(7), outcome: .delivered, status: 200, attempts: 2)
+        #expect(!record.jsonLine.contains("environment") && !record.jsonLine.contains("key_id"))
+        (record.environment, record.keyID, record.environmentFallbackFrom) = ("sandbox", "KEY\"Q", "production")
+        let line = record.jsonLine
+        #expect(line.hasSuffix(#","environment":"sandbox","key_id":"KEY\"Q","environment_fallback_from":"production"}"# + "\n"))
+        #expect(try ResultRecordParser.parse(Array(line.utf8.dropLast())[...]) == record)
     }
 
     @Test func connectionsAreSharedByRowsWithOneForEveryGroupWithRows() {
