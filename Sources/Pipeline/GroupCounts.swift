@@ -1,3 +1,4 @@
+import Foundation
 /// summary.json's view of a campaign with several credentials or environments: `by_key` and
 /// `by_environment` (rows by outcome of each credential label and environment), `environment_moves`
 /// (rows `--environment-fallback` moved, by direction, and how many of them were delivered) and
@@ -30,6 +31,20 @@ public struct GroupCounts: Sendable, Equatable {
             && lhs.moves.mapValues { [$0.moved, $0.delivered] } == rhs.moves.mapValues { [$0.moved, $0.delivered] }
             && lhs.noCredentials.map { "\($0.topic) \($0.environment) \($0.rows)" }
                 == rhs.noCredentials.map { "\($0.topic) \($0.environment) \($0.rows)" }
+    }
+
+    /// For `send`'s summary on stdout: rows by key (the first ten) and the fallback's moves.
+    var humanLines: [String] {
+        func counts(_ counts: OutcomeCounts) -> String {
+            Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }.joined(separator: ", ")
+        }
+        var lines = byKey.sorted { $0.key < $1.key }.prefix(10).map { "key \($0.key): \(counts($0.value))" }
+        if byKey.count > 10 { lines.append("(\(byKey.count - 10) more keys in summary.json's by_key)") }
+        for (direction, move) in moves.sorted(by: { $0.key < $1.key }) {
+            lines.append("--environment-fallback \(direction.replacingOccurrences(of: "_to_", with: " to ")): "
+                         + "\(move.moved) rows tried, \(move.delivered) delivered")
+        }
+        return lines
     }
 
     func appendJSON(to out: inout [UInt8]) {

@@ -162,6 +162,7 @@ public struct Summary: Sendable {
         if carriedRows > 0 {
             lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
         }
+        if let groups { lines.append(contentsOf: groups.humanLines) }
         if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
         if wouldSend == nil {
             lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
