@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import Synchronization
 import Transport
@@ -33,10 +34,12 @@ public final class Campaign: Sendable {
     ///     queue is full: keep it short (append to a buffer, bump a counter). A run's rows have
     ///     their records whether or not the result files could be written.
     public init(configuration: CampaignConfiguration, onOutcome: OutcomeHandler? = nil) {
+        let configuration = Self.withFallbackCredential(configuration)
         self.configuration = configuration
         self.onOutcome = onOutcome
         control = RunControl(abortAfter: configuration.abortAfter)
-        recorder = RunRecorder(workers: Self.reactorThreads(configuration), connections: configuration.connections,
+        recorder = RunRecorder(workers: Self.reactorThreads(configuration) * CredentialGroup.count(for: configuration),
+                               connections: configuration.connections,
                                control: control)
     }
 
@@ -66,6 +69,9 @@ public final class Campaign: Sendable {
         case dryRunCannotResume
         /// A `--payload-template` placeholder names a column the input's header lacks.
         case templateColumn(column: String, header: [String], path: String)
+        /// Rows need `environment` (`rows` of them, counted by the prescan; nil: they may, without
+        /// a prescan) and no endpoint serves it.
+        case noEndpoint(environment: APNsEnvironment, rows: Int?)
 
         /// One line for stderr: what is wrong, and what to give instead.
         public var description: String {
@@ -85,6 +91,13 @@ public final class Campaign: Sendable {
             case .spreadNeedsRowCount:
                 "--spread picks the rate from the number of rows, and this input's rows are not counted before "
                     + "sending (a stream or --no-prescan): give --rate N instead, or a regular file with the prescan on"
+            case .noEndpoint(let environment, let rows?):
+                "\(rows) rows need the \(environment.rawValue) environment and no endpoint serves it: give --endpoint "
+                    + "\(environment.rawValue)=HOST:PORT (or --endpoint \(environment.rawValue)), or change those rows' environment or key_id"
+            case .noEndpoint(let environment, nil):
+                "rows may need the \(environment.rawValue) environment and no endpoint serves it (the input is read once, "
+                    + "without the prescan, so its rows cannot be checked first): give --endpoint \(environment.rawValue)=HOST:PORT, "
+                    + "or a regular file with the prescan on"
             case .dryRunCannotResume:
                 "--dry-run sends nothing, so there is no campaign to resume: leave --resume off (or --dry-run, to send)"
             }
@@ -105,6 +118,7 @@ public final class Campaign: Sendable {
         var suspects: [UInt64]?
         var members: DoneRows?
         let source: CSVSource
+        var columns = Self.groupColumns(configuration)
         let claim: CampaignDirectory.Claim
         if configuration.dryRun && configuration.resume { throw SetupError.dryRunCannotResume }
         if configuration.spreadSeconds != nil && !configuration.prescan { throw SetupError.spreadNeedsRowCount }
@@ -129,7 +143,7 @@ public final class Campaign: Sendable {
                 expectedRows = nil
             }
             source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
-                                   extraColumns: configuration.payloadTemplate?.extraColumns ?? [],
+                                   extraColumns: columns.extras,
                                    shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
@@ -138,11 +152,12 @@ public final class Campaign: Sendable {
             throw SetupError.noPayload(path: configuration.inputPath)
         }
         let template = try Self.bind(configuration.payloadTemplate, to: source.header, path: configuration.inputPath)
+        try Self.prepareGroups(&columns, header: source.header, configuration: configuration)
         if configuration.dryRun {
             return try dryRun(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
         }
         return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template,
-                        members: members)
+                        members: members, columns: columns)
     }
 
     /// The template's placeholders found in `header`, or the run stops before anything is sent.
@@ -158,7 +173,7 @@ public final class Campaign: Sendable {
     /// `members`: a sharded prescan's rows of this shard.
     func send<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
                                  duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil,
-                                 members: DoneRows? = nil) throws -> Result {
+                                 members: DoneRows? = nil, columns: GroupColumns? = nil) throws -> Result {
         var configuration = claim.configuration
         if configuration.spreadSeconds != nil && expectedRows == nil { throw SetupError.spreadNeedsRowCount }
         let directory: CampaignDirectory
@@ -179,18 +194,20 @@ public final class Campaign: Sendable {
             writer = try ResultWriter(queue: shared.outcomes, outputDirectory: configuration.outputDirectory,
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
-                                      onOutcome: onOutcome, pace: configuration.rate, recorder: recorder)
+                                      onOutcome: onOutcome, pace: configuration.rate, recorder: recorder,
+                                      labels: shared.labels)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
-        let workers = try startWorkers(shared: shared, recorder: recorder)
+        let workers = try startWorkers(shared: shared, recorder: recorder, rows: columns?.rows)
         // Made once nothing more can throw: its push thread ends only in `finish()`.
         let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
         let duplicates = configuration.allowDuplicates ? nil
             : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
-                            sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init))
+                            sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init),
+                            columns: columns ?? Self.groupColumns(configuration))
         let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)
@@ -199,12 +216,13 @@ public final class Campaign: Sendable {
         let finishedAt = ContinuousClock.now
         let finishedAtWall = Self.wallClockMilliseconds()
 
-        for handle in workers {
+        for (_, handle) in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
         }
         // A moment for the GOAWAY frames to leave; stopping a reactor aborts whatever is left.
         Thread.sleep(forTimeInterval: 0.05)
-        for handle in workers {
+        var stopped = Set<ObjectIdentifier>()
+        for (_, handle) in workers where stopped.insert(ObjectIdentifier(handle.reactor)).inserted {
             handle.reactor.stop()
             handle.reactor.join()
         }
@@ -215,7 +233,8 @@ public final class Campaign: Sendable {
         summary.inputStop = source.stoppedAt
         summary.rows = max(summary.rows, writer.rowsRead.load(ordering: .acquiring))
         summary.elapsedSeconds = ProgressLine.seconds(finishedAt - startedAt)
-        summary.connections = configuration.connections
+        summary.connections = max(configuration.connections, shared.plannedConnections.load(ordering: .relaxed))
+        if summary.groups != nil { summary.groups?.noCredentials = shared.noCredentialCounts }
         summary.endpoints = configuration.endpoints.map(\.description)
         (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
         summary.startedAtMilliseconds = startedAtWall
@@ -255,9 +274,14 @@ public final class Campaign: Sendable {
         max(1, min(configuration.reactorThreads, configuration.connections))
     }
 
-    private func startWorkers(shared: CampaignShared, recorder: RunRecorder) throws -> [WorkerHandle] {
+    private func startWorkers(shared: CampaignShared, recorder: RunRecorder, rows: [Int]?) throws -> [(group: Int, handle: WorkerHandle)] {
         let configuration = shared.configuration
         let threads = Self.reactorThreads(configuration)
+        if shared.router != nil {
+            var reactors: [Reactor] = []
+            for index in 0..<threads { reactors.append(try Reactor.start(name: "apns-bulk reactor \(index)")) }
+            return startGroupWorkers(shared: shared, recorder: recorder, rows: rows, threads: threads, reactors: reactors)
+        }
         var handles: [WorkerHandle] = []
         for index in 0..<threads {
             let reactor = try Reactor.start(name: "apns-bulk reactor \(index)")
@@ -272,19 +296,25 @@ public final class Campaign: Sendable {
             let box = ThreadBound(slots)
             handle.reactor.execute { handle.worker.value.start(slots: box.value) }
         }
-        return handles
+        return handles.map { (0, $0) }
     }
 
     /// The calling thread's watch: turns a stop request into a stop on every thread, and gives up
     /// on endpoints unreachable for `--unreachable-timeout`. Returns when every row is recorded.
-    private func watch(shared: CampaignShared, workers: [WorkerHandle], writerDone: ThreadCompletion) {
+    private func watch(shared: CampaignShared, workers: [(group: Int, handle: WorkerHandle)], writerDone: ThreadCompletion) {
         var stopHandled = false
+        var groupsHandled = [Bool](repeating: shared.router == nil, count: shared.groups.count)
+        var groupsDownSince = [ContinuousClock.Instant?](repeating: nil, count: shared.groups.count)
         var downSince: ContinuousClock.Instant?
         while !writerDone.isFinished {
             if control.isStopping && !stopHandled {
                 stopHandled = true
                 shared.stop.closeWork()
-                for handle in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
+                if shared.router != nil { for group in shared.groups { group.closeWork() } }
+                for (_, handle) in workers { handle.reactor.execute { handle.worker.value.beginStopping() } }
+            }
+            if shared.router != nil, !control.isStopping {
+                Self.watchGroups(shared, workers: workers, handled: &groupsHandled, downSince: &groupsDownSince)
             }
             if !control.isStopping {
                 if shared.readyConnectionCount > 0 {

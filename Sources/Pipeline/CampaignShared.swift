@@ -20,6 +20,21 @@ final class CampaignShared: Sendable {
     let stop: RunStop
     /// `--rate` (or the rate `--spread` chose): nil for a run as fast as APNs answers.
     let pacer: Pacer?
+    /// The credential groups (`CredentialGroup`): one, the run's own, without `credentials`.
+    let groups: [CredentialGroup]
+    /// Which group a row goes to; nil for a one-credential run.
+    let router: CredentialRouter?
+    /// Records name their group's environment and key: more than one credential or environment in play.
+    let labels: RecordLabels?
+
+    /// Connections the groups were given in all (`ConnectionPlan`); 0 for a one-credential run.
+    let plannedConnections = Atomic<Int>(0)
+    /// Rows `NoCredentialsForTopic` by (topic, environment), as the reader counted them.
+    let noCredentials = Mutex<[NoCredentialsKey: Int]>([:])
+    var noCredentialCounts: [(topic: String, environment: String, rows: Int)] {
+        noCredentials.withLock { $0 }.map { ($0.key.topic, $0.key.environment.rawValue, $0.value) }
+            .sorted { ($0.topic, $0.environment) < ($1.topic, $1.environment) }
+    }
 
     private let readyConnections = Atomic<Int>(0)
     private let endpoints: Mutex<[EndpointHealth]>
@@ -48,7 +63,19 @@ final class CampaignShared: Sendable {
                              auth: configuration.authentication.kind, template: template)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
         pacer = configuration.rate.map { Pacer(rate: $0) }
+        groups = CredentialGroup.groups(for: configuration, run: control, work: work, stop: stop, outcomes: outcomes)
+        router = configuration.credentials.isEmpty ? nil : CredentialRouter(configuration: configuration)
+        labels = Self.labelsRecords(configuration) ? RecordLabels(groups: groups) : nil
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
+    }
+
+    /// More than one credential or environment is in play (records then carry `environment` and
+    /// `key_id`): several credentials, one serving both environments, endpoints of both, or fallback.
+    static func labelsRecords(_ configuration: CampaignConfiguration) -> Bool {
+        guard !configuration.credentials.isEmpty else { return false }
+        return configuration.credentials.count > 1 || configuration.environmentFallback
+            || configuration.credentials.contains { $0.environment == nil && Set(configuration.endpointEnvironments).count > 1 }
+            || Set(configuration.endpointEnvironments).count > 1
     }
 
     var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }
@@ -79,10 +106,6 @@ final class CampaignShared: Sendable {
         guard refused & ~own != 0 else { return nil }
         return refusals.withLock { list in list.first { $0.column.rawValue & refused & ~own != 0 }?.reason }
     }
-
-    /// A row that used every run-wide value was answered 200 or 410: APNs accepts the run's
-    /// settings, so connections no longer open their stream slots gradually.
-    let settingsAccepted = Atomic<Bool>(false)
 
     func noteConnectionReady(endpointIndex: Int) {
         readyConnections.add(1, ordering: .relaxed)

@@ -9,6 +9,8 @@ import Transport
 final class ConnectionPool {
     private let reactor: Reactor
     private let shared: CampaignShared
+    /// Whose connections these are: their TLS context (a certificate's) and stream-slot rule.
+    private let group: CredentialGroup
     /// Every connection of this pool reports to it: the worker that owns the pool.
     private weak var delegate: (any ClientConnectionDelegate)?
     @exclusivity(unchecked) private(set) var slots: [ConnectionSlot] = []
@@ -17,9 +19,10 @@ final class ConnectionPool {
     /// Every row is recorded: a connection that ends now says nothing about its endpoint.
     private var shutDown = false
 
-    init(reactor: Reactor, shared: CampaignShared) {
+    init(reactor: Reactor, shared: CampaignShared, group: CredentialGroup) {
         self.reactor = reactor
         self.shared = shared
+        self.group = group
     }
 
     /// Connection i goes to endpoint i mod E and, within it, to its (i div E)-th address, so the
@@ -36,6 +39,7 @@ final class ConnectionPool {
 
     /// Opens every slot's connection; their events go to `delegate`.
     func start(slots assigned: [ConnectionSlot], delegate: any ClientConnectionDelegate) {
+        group.opened.store(true, ordering: .relaxed)
         slots = assigned
         self.delegate = delegate
         let configuration = shared.configuration
@@ -101,6 +105,7 @@ final class ConnectionPool {
         guard let slot = slot(for: connection) else { return nil }
         slot.isReady = true
         shared.noteConnectionReady(endpointIndex: slot.endpointIndex)
+        group.readyConnections.add(1, ordering: .relaxed)
         return slot
     }
 
@@ -110,7 +115,10 @@ final class ConnectionPool {
     /// endpoint is never hammered.
     func connectionClosed(_ connection: ClientConnection, error: ClientConnectionError?) {
         guard let slot = slot(for: connection) else { return }
-        if slot.isReady { shared.noteConnectionDown() }
+        if slot.isReady {
+            shared.noteConnectionDown()
+            group.readyConnections.subtract(1, ordering: .relaxed)
+        }
         slot.isReady = false
         slot.connection = nil
         if shutDown { return }
@@ -128,7 +136,10 @@ final class ConnectionPool {
     /// starts with the current token. Nothing for a connection already replaced.
     func replace(_ connection: ClientConnection) {
         guard let slot = slot(for: connection) else { return }
-        if slot.isReady { shared.noteConnectionDown() }
+        if slot.isReady {
+            shared.noteConnectionDown()
+            group.readyConnections.subtract(1, ordering: .relaxed)
+        }
         slot.isReady = false
         slot.connection = nil
         connection.close()
@@ -199,8 +210,8 @@ final class ConnectionPool {
         guard let delegate else { return }
         let configuration = shared.configuration
         var settings = ClientConnection.Configuration(
-            endpoint: endpoint, address: address, tls: configuration.tls, maxStreams: configuration.maxStreams,
-            singleStreamUntilAuthorized: configuration.authentication.kind == .token)
+            endpoint: endpoint, address: address, tls: group.tls, maxStreams: configuration.maxStreams,
+            singleStreamUntilAuthorized: group.authentication.kind == .token)
         settings.proxy = proxy
         settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
         settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))

@@ -97,6 +97,29 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         return taken
     }
 
+    /// `put(moving:)` without waiting: takes as many of `elements` (from the front) as fit now,
+    /// none once closed, and leaves the rest there. For a producer that feeds several queues and
+    /// must not wait on one of them.
+    @discardableResult
+    public func offer(moving elements: inout [Element]) -> Int {
+        pthread_mutex_lock(mutex)
+        let taken = closed ? 0 : Swift.min(elements.count, capacity - count)
+        for index in 0..<taken {
+            let tail = head + count + index
+            ring[tail < capacity ? tail : tail - capacity] = elements[index]
+        }
+        count += taken
+        var callbacks: [@Sendable () -> Void] = []
+        if taken > 0 {
+            signalConsumer()
+            swap(&callbacks, &availabilityCallbacks)
+        }
+        pthread_mutex_unlock(mutex)
+        for callback in callbacks { callback() }
+        elements.removeFirst(taken)
+        return taken
+    }
+
     /// The one producer path: `next()` is asked for an element only once there is room for it.
     private func append(count total: Int, _ next: () -> Element) -> Int {
         var callbacks: [@Sendable () -> Void] = []

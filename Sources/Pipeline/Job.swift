@@ -36,6 +36,14 @@ final class Job: @unchecked Sendable {
     /// The provider token the latest request carried, to refresh only if it is still current.
     /// Shared by reference: remembering it costs a row one retain, not a copy of four strings.
     var sentToken: SentProviderToken?
+    /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
+    var group = 0
+    /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
+    var lane: UInt16 = 0
+    /// `RowResult.fallbackFrom`: the environment a BadDeviceToken moved it from (`--environment-fallback`).
+    var fallbackFrom: UInt8 = 0
+    /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
+    var resentAfterUnrelatedKey = false
 
     init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
          headers: RowHeaders?) {
@@ -63,6 +71,10 @@ final class Job: @unchecked Sendable {
         avoidConnection = job.avoidConnection
         refusedTokenUpdate = job.refusedTokenUpdate
         sentToken = job.sentToken
+        group = job.group
+        lane = job.lane
+        fallbackFrom = job.fallbackFrom
+        resentAfterUnrelatedKey = job.resentAfterUnrelatedKey
     }
 
     /// Exactly as the input gave it, for the result log and the dead-token report.
@@ -76,7 +88,13 @@ final class Job: @unchecked Sendable {
     /// The record for a row that ends without (another) answer from APNs.
     func record(_ outcome: Outcome, reason: String?) -> RowResult {
         RowResult(row: row, deviceToken: deviceToken, outcome: outcome, reason: reason, attempts: attempts,
-                  retriedAfterConnectionLoss: retriedAfterConnectionLoss)
+                  retriedAfterConnectionLoss: retriedAfterConnectionLoss, lane: lane, fallbackFrom: fallbackFrom)
+    }
+
+    /// The record of a row no group took (rejected by the credential rules), naming its environment.
+    func record(_ outcome: Outcome, reason: String?, environment: APNsEnvironment?) -> RowResult {
+        RowResult(row: row, deviceToken: deviceToken, outcome: outcome, reason: reason, attempts: attempts,
+                  environmentCode: RowResult.code(of: environment))
     }
 
     /// The record for a row that a stop ends (see `RunStop`).

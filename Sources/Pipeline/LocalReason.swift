@@ -15,6 +15,9 @@ public enum LocalReason: String, Sendable, CaseIterable {
     case interrupted = "Interrupted"
     case inputError = "InputError"
     case outputError = "OutputError"
+    case noCredentialsForTopic = "NoCredentialsForTopic"
+    case unknownKeyId = "UnknownKeyId"
+    case invalidEnvironment = "InvalidEnvironment"
 
     /// One sentence: what happened to a row with this reason.
     public var meaning: String {
@@ -43,6 +46,12 @@ public enum LocalReason: String, Sendable, CaseIterable {
             "The input could not be read on at this row (a stream or `--no-prescan` run), so it and the rows after it were not sent."
         case .outputError:
             "A result file could not be written (a full disk, a vanished directory), so the run stopped before the row was sent."
+        case .noCredentialsForTopic:
+            "No key or certificate of the run serves the row's topic in the row's environment, so it was not sent (stderr and summary.json's `no_credentials` name the topic and environment)."
+        case .unknownKeyId:
+            "The row's `key_id` names no key (or certificate) of the run, so it was not sent."
+        case .invalidEnvironment:
+            "The row's `environment` is not `production`, `sandbox` or `development`, so it was not sent."
         }
     }
 
@@ -73,6 +82,12 @@ public enum LocalReason: String, Sendable, CaseIterable {
             "Fix the input at the line summary.json names (`input_stopped_at_line`) and send the remaining rows."
         case .outputError:
             "Free space or fix the output directory, then run `--resume`."
+        case .noCredentialsForTopic:
+            "Add a key or certificate for that topic and environment (`[[keys]]` with its `topics` and `environment`), or fix the row's `topic`/`environment`, and send the rows again."
+        case .unknownKeyId:
+            "Fix the row's `key_id`, or give that key (`--key-file`, `[[keys]]`), and send the row again."
+        case .invalidEnvironment:
+            "Fix the row's `environment` (or leave it empty for `--environment`) and send the row again."
         }
     }
 }

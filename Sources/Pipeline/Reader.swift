@@ -17,10 +17,13 @@ final class Reader<Source: RowSource>: Sendable {
     private let sentMark: SentMark?
     /// The duplicate-token check; nil with `--allow-duplicates`.
     private let duplicates: ThreadBound<DuplicateTokens>?
+    /// Where the `environment` and `key_id` columns are, for a run with several credentials.
+    private let columns: Campaign.GroupColumns?
 
     init(source: ThreadBound<Source>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
-         sentMark: SentMark?, duplicates: ThreadBound<DuplicateTokens>? = nil) {
+         sentMark: SentMark?, duplicates: ThreadBound<DuplicateTokens>? = nil, columns: Campaign.GroupColumns? = nil) {
         self.source = source
+        self.columns = columns
         self.duplicates = duplicates
         self.shared = shared
         self.writer = writer
@@ -38,6 +41,11 @@ final class Reader<Source: RowSource>: Sendable {
         var lastRow = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
+        // Several credentials: each row to its group's queue (nil, and one test a row, otherwise).
+        var groups = shared.router.map { router in
+            GroupHandOff(groups: shared.groups, router: router, environmentSlot: columns?.environmentSlot,
+                         keyIDSlot: columns?.keyIDSlot, labelsRecords: shared.labels != nil)
+        }
         do {
             while let batch = try source.value.nextBatch() {
                 if let last = batch.numbers.last {
@@ -66,6 +74,11 @@ final class Reader<Source: RowSource>: Sendable {
                                                      reason: DuplicateTokens.reason, duplicateOf: first))
                             continue
                         }
+                        if groups != nil {
+                            groups?.route(job, batch, at: index, topic: job.headers?.values.topic ?? decoder.defaults.topic,
+                                          records: &records, warn: shared.warn)
+                            continue
+                        }
                         // The flag is one atomic load; the cause behind it takes a lock, so only
                         // a stopping run reads it.
                         if shared.control.isStopping {
@@ -76,6 +89,7 @@ final class Reader<Source: RowSource>: Sendable {
                     }
                 }
                 hand(&jobs, &records)
+                groups?.hand(shouldStop: { [control = shared.control] in control.isStopping })
             }
         } catch {
             // Only without the prescan can a line fail mid-run: the rows before it were handed out
@@ -87,6 +101,10 @@ final class Reader<Source: RowSource>: Sendable {
             }
         }
         hand(&jobs, &records)
+        if var groups {
+            groups.finish()
+            shared.noCredentials.withLock { $0 = groups.noCredentials }
+        }
         shared.work.close()
         shared.stop.recordQueuedWork()
         writer.rowsRead.store(rows, ordering: .releasing)

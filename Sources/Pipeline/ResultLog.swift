@@ -37,12 +37,27 @@ public final class ResultLog {
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
-        try append(RowResult(record))
-    }
-
-    func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
         let pending = writer.withPendingBytes { bytes in
             record.appendJSONLine(to: &bytes)
+            return bytes.count
+        }
+        recordsWritten += 1
+        if pending >= maxFrameBytes { try writer.flush() }
+    }
+
+    /// The text behind records' credential groups (`RecordLabels`); nil in a run without them.
+    var labels: RecordLabels?
+
+    func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
+        // Three byte loads for a record of a one-credential run; the labels only for the others.
+        let fields = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0
+            ? labels?.fields(of: record) : nil
+        let pending = writer.withPendingBytes { bytes in
+            record.appendJSONLine(to: &bytes)
+            if let fields {
+                RecordLabels.amend(&bytes, environment: fields.environment, keyID: fields.keyID,
+                                   fallbackFrom: fields.fallbackFrom)
+            }
             return bytes.count
         }
         recordsWritten += 1

@@ -29,6 +29,14 @@ public struct ResultRecord: Sendable, Equatable {
     /// Notifications Console's delivery log); nil (and left out of the line) when APNs sent none.
     /// Only a UUID is written (lowercase); any other text is left out.
     public var apnsUniqueID: String?
+    /// The row's environment (`production`, `sandbox`), when more than one credential or
+    /// environment is in play; nil (and left out of the line) otherwise.
+    public var environment: String?
+    /// The label (key id, certificate subject) of the credential that sent the row, under the
+    /// same condition; nil for a row no credential took.
+    public var keyID: String?
+    /// `--environment-fallback`: the environment whose BadDeviceToken moved the row; nil otherwise.
+    public var environmentFallbackFrom: String?
 
     /// A record; what a row never got (status, reason, ...) is left out.
     public init(row: Int, deviceToken: String, outcome: Outcome, status: Int = 0, reason: String? = nil,
@@ -53,6 +61,7 @@ public struct ResultRecord: Sendable, Equatable {
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
     public func appendJSONLine(to line: inout [UInt8]) {
         RowResult(self).appendJSONLine(to: &line)
+        RecordLabels.amend(&line, environment: environment, keyID: keyID, fallbackFrom: environmentFallbackFrom)
     }
 
     /// The record as its result log line (with the newline).

@@ -54,6 +54,10 @@ struct ResultRecordParser {
         case "retried_after_connection_loss": record.retriedAfterConnectionLoss = try boolean()
         case "duplicate_of": record.duplicateOf = Int(try integer())
         case "apns_unique_id": record.apnsUniqueID = try optional { (p: inout Self) throws(Failure) in try p.string() }
+        case "environment": record.environment = try optional { (p: inout Self) throws(Failure) in try p.string() }
+        case "key_id": record.keyID = try optional { (p: inout Self) throws(Failure) in try p.string() }
+        case "environment_fallback_from":
+            record.environmentFallbackFrom = try optional { (p: inout Self) throws(Failure) in try p.string() }
         default: try skipValue()
         }
         return 0

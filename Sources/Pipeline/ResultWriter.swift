@@ -24,6 +24,8 @@ final class ResultWriter: @unchecked Sendable {
     private let onOutcome: Campaign.OutcomeHandler?
     /// Gets the summary's counts once a second (`RunRecorder.tick`), on this thread.
     private let recorder: RunRecorder?
+    /// Several credentials or environments in play: what records' lanes name.
+    private let labels: RecordLabels?
     @exclusivity(unchecked) private(set) var summary: Summary
     @exclusivity(unchecked) private(set) var writeError: String?
     /// The summary's latencies again, coarse, for the `RunRecorder` (a resumed campaign's included).
@@ -37,7 +39,9 @@ final class ResultWriter: @unchecked Sendable {
     /// when resumed, its earlier runs' records are kept in this run's files and summary.
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
-         onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil) throws {
+         onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil,
+         labels: RecordLabels? = nil) throws {
+        self.labels = labels
         self.onOutcome = onOutcome
         self.recorder = recorder
         let resumed = directory?.resumed
@@ -59,6 +63,8 @@ final class ResultWriter: @unchecked Sendable {
             deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
             summary = Summary(rows: expectedRows ?? 0)
         }
+        log.labels = labels
+        if labels != nil && summary.groups == nil { summary.groups = GroupCounts() }
         progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace) : nil
     }
 
@@ -83,7 +89,7 @@ final class ResultWriter: @unchecked Sendable {
                 for index in batch.indices {
                     guard let record = batch[index].take() else { continue }
                     write(record)
-                    onOutcome(record.record)
+                    onOutcome(labelled(record))
                 }
             } else {
                 for index in batch.indices {
@@ -107,6 +113,11 @@ final class ResultWriter: @unchecked Sendable {
 
     private func write(_ record: borrowing RowResult) {
         summary.add(record)
+        if let labels, record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 {
+            let fields = labels.fields(of: record)
+            summary.groups?.add(record.outcome, environment: fields.environment, keyID: fields.keyID,
+                                fallbackFrom: fields.fallbackFrom)
+        }
         if let latency = record.latencyMs, record.status != 0 { latencyBuckets.record(milliseconds: latency) }
         guard writeError == nil else { return }
         do {
@@ -115,6 +126,15 @@ final class ResultWriter: @unchecked Sendable {
         } catch {
             fail("\(error)")
         }
+    }
+
+    /// The record as the callback gets it, with its group's labels.
+    private func labelled(_ result: borrowing RowResult) -> ResultRecord {
+        var record = result.record
+        if let labels {
+            (record.environment, record.keyID, record.environmentFallbackFrom) = labels.fields(of: result)
+        }
+        return record
     }
 
     private func flushIfDue(_ now: ContinuousClock.Instant) {

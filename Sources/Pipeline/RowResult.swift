@@ -20,6 +20,14 @@ struct RowResult: Sendable {
     let latencyMs: Double?
     let endpoint: String?
     let retriedAfterConnectionLoss: Bool
+    // Three small fields in the padding after the Bool: the record is no wider for them.
+    /// The row's credential group + 1 when records name `environment` and `key_id`; 0 otherwise
+    /// (the writer's `RecordLabels` turns it into text).
+    let lane: UInt16
+    /// The environment of a row no group took (1 production, 2 sandbox; `code(of:)`), 0 for none.
+    let environmentCode: UInt8
+    /// `environment_fallback_from`, coded as `environmentCode`.
+    let fallbackFrom: UInt8
     /// `ResultRecord.duplicateOf`, 0 for none: an optional would widen every record by a word.
     let duplicateOf: Int
     /// APNs' `apns-unique-id` (its sandbox sends one); nil, and left out of the line, otherwise.
@@ -28,7 +36,7 @@ struct RowResult: Sendable {
     init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int = 0, reason: String? = nil,
          apnsID: InlineText? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
          endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0,
-         uniqueID: UUIDBytes? = nil) {
+         uniqueID: UUIDBytes? = nil, lane: UInt16 = 0, environmentCode: UInt8 = 0, fallbackFrom: UInt8 = 0) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
@@ -42,6 +50,22 @@ struct RowResult: Sendable {
         self.retriedAfterConnectionLoss = retriedAfterConnectionLoss
         self.duplicateOf = duplicateOf
         self.uniqueID = uniqueID
+        self.lane = lane
+        self.environmentCode = environmentCode
+        self.fallbackFrom = fallbackFrom
+    }
+
+    /// An environment as `environmentCode` and `fallbackFrom` hold it.
+    static func code(of environment: APNsEnvironment?) -> UInt8 {
+        switch environment {
+        case .production: 1
+        case .sandbox: 2
+        case nil: 0
+        }
+    }
+
+    static func environment(code: UInt8) -> APNsEnvironment? {
+        code == 1 ? .production : code == 2 ? .sandbox : nil
     }
 
     init(_ record: ResultRecord) {

@@ -9,16 +9,23 @@ final class RunStop: Sendable {
     /// Reader → workers: the jobs still queued when the run stops are recorded from here.
     private let work: HandOffQueue<Job>
     private let outcomes: HandOffQueue<RowResult>
+    /// For a credential group's stop (`control` is the group's): the run's control, whose stop
+    /// ends the group's rows too.
+    private let run: RunControl?
 
-    init(control: RunControl, work: HandOffQueue<Job>, outcomes: HandOffQueue<RowResult>) {
+    init(control: RunControl, work: HandOffQueue<Job>, outcomes: HandOffQueue<RowResult>, run: RunControl? = nil) {
         self.control = control
         self.work = work
         self.outcomes = outcomes
+        self.run = run
     }
 
     /// Why the rows end. A worker shutting down after every row was recorded has no cause and no
     /// rows; were a row ever to end that way, it still gets a record (an aborted one).
-    var cause: StopCause { control.stopCause ?? .fatal(detail: "stopped") }
+    var cause: StopCause { control.stopCause ?? run?.stopCause ?? .fatal(detail: "stopped") }
+
+    /// The rows this stop owns end now: its control (or the run's) was told to stop.
+    var isStopping: Bool { control.isStopping || run?.isStopping == true }
 
     /// The record of a row that the stop ends before APNs answered it (again).
     func record(_ job: Job) -> RowResult {
@@ -43,7 +50,7 @@ final class RunStop: Sendable {
     /// Ends the jobs still waiting in the work queue. Does nothing while the run is not stopping;
     /// safe from any thread, and more than once (a job is taken once).
     func recordQueuedWork() {
-        guard control.isStopping else { return }
+        guard isStopping else { return }
         var left: [Job] = []
         work.takeBatch(max: Int.max, into: &left)
         recordAndHand(left)

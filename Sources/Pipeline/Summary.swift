@@ -46,6 +46,9 @@ public struct Summary: Sendable {
     public var fingerprint: InputFingerprint?
     /// `--shard`; nil when every row was this run's (`shard`: null).
     public var shard: Shard?
+    /// Several credentials or environments (issue 18): rows by credential label, by environment,
+    /// the fallback moves and the rows no credential serves; nil when not in play (left out).
+    public var groups: GroupCounts?
 
     /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
@@ -53,6 +56,11 @@ public struct Summary: Sendable {
     /// Counts one final record.
     public mutating func add(_ record: ResultRecord) {
         add(RowResult(record))
+        if record.environment != nil || record.keyID != nil || record.environmentFallbackFrom != nil {
+            groups = groups ?? GroupCounts()
+            groups?.add(record.outcome, environment: record.environment, keyID: record.keyID,
+                        fallbackFrom: record.environmentFallbackFrom)
+        }
     }
 
     mutating func add(_ record: borrowing RowResult) {
@@ -130,6 +138,7 @@ public struct Summary: Sendable {
             JSONText.appendInteger(Int64(wouldSend), to: &out)
         }
         appendRunIdentity(to: &out)
+        groups?.appendJSON(to: &out)
         if let inputStop {
             out.append(contentsOf: ",\n  \"input_stopped_at_line\": ".utf8)
             JSONText.appendInteger(Int64(inputStop.line), to: &out)
@@ -153,6 +162,7 @@ public struct Summary: Sendable {
         if carriedRows > 0 {
             lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
         }
+        if let groups { lines.append(contentsOf: groups.humanLines) }
         if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
         if wouldSend == nil {
             lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "

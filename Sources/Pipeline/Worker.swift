@@ -16,7 +16,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// `shared.control`, read for every answer: reached through `shared` it was retained and
     /// released around each call.
     let control: RunControl
-    private let stop: RunStop
+    let stop: RunStop
+    /// The credential group whose rows and connections this worker has (the run's one, usually).
+    let group: CredentialGroup
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
     let pool: ConnectionPool
@@ -24,28 +26,33 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let recorder: RunRecorder?
     let index: Int
     @exclusivity(unchecked) var counters = WorkerCounters()
-    @exclusivity(unchecked) private var ready = JobQueue()
-    @exclusivity(unchecked) private(set) var inFlight = InFlightJobs()
+    @exclusivity(unchecked) var ready = JobQueue()
+    @exclusivity(unchecked) var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     @exclusivity(unchecked) var finished: [RowResult] = []
-    @exclusivity(unchecked) private(set) var retryPolicy: RetryPolicy
+    @exclusivity(unchecked) var retryPolicy: RetryPolicy
     @exclusivity(unchecked) private var waitingForWork = false
+    /// The pool is started (a group other than the run's one opens it at its first row).
+    @exclusivity(unchecked) var poolStarted = false
+    /// The connections to open at the group's first row.
+    @exclusivity(unchecked) var waitingSlots: [ConnectionSlot] = []
     @exclusivity(unchecked) private(set) var stopping = false
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
-    /// `shared.settingsAccepted`, once seen: no stream-slot window from then on.
+    /// `group.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
 
-    init(reactor: Reactor, shared: CampaignShared, index: Int, recorder: RunRecorder? = nil) {
+    init(reactor: Reactor, shared: CampaignShared, index: Int, recorder: RunRecorder? = nil, group: Int = 0) {
         self.reactor = reactor
+        self.group = shared.groups[group]
         self.recorder = recorder
         self.index = index
         self.shared = shared
-        control = shared.control
-        stop = shared.stop
+        control = self.group.control
+        stop = self.group.stop
         runHeaders = shared.decoder.runDefaultHeaders
-        pool = ConnectionPool(reactor: reactor, shared: shared)
+        pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
@@ -56,8 +63,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     // MARK: - Lifecycle (called through reactor.execute)
 
     func start(slots assigned: [ConnectionSlot]) {
-        pool.start(slots: assigned, delegate: self)
         recordEverySecond()
+        if shared.groups.count == 1 {
+            poolStarted = true
+            pool.start(slots: assigned, delegate: self)
+        } else {
+            startAtFirstRow(slots: assigned)
+        }
     }
 
     /// The run is stopping: send nothing new; whatever is not in flight ends now as the stop
@@ -135,13 +147,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard !stopping, let connection = slot.connection, connection.state == .ready else { return }
         var submitted = false
         // Once per fill, not per row: `current` takes the token source's lock and reads the clock.
-        let token: ProviderToken? = if case .token(let source) = shared.configuration.authentication {
+        let token: ProviderToken? = if case .token(let source) = group.authentication {
             source.current
         } else {
             nil
         }
         let templates = templates(for: token, runHeaders: runHeaders)
-        if !settingsAccepted { settingsAccepted = shared.settingsAccepted.load(ordering: .relaxed) }
+        if !settingsAccepted { settingsAccepted = group.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
         let refused = shared.refusedRunWide.load(ordering: .acquiring)
         var permits = shared.pacer.map { $0.take(upTo: connection.freeStreamSlots, now: Reactor.monotonicNanoseconds()) } ?? .max
@@ -189,17 +201,32 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     }
 
     private func refill() {
-        let taken = ready.takeBatch(from: shared.work, max: 256)
-        if taken == 0 && !waitingForWork && !shared.work.isClosed {
+        let work = group.work
+        if group.hasMoved.load(ordering: .relaxed) { for job in group.takeMoved() { ready.pushBack(job) } }
+        let taken = ready.takeBatch(from: work, max: 256)
+        if taken == 0 && shared.groups.count > 1 && work.isClosed { closeIfGroupDone() }
+        if taken == 0 && !waitingForWork && !work.isClosed {
             waitingForWork = true
             let reactor = self.reactor
-            shared.work.callWhenAvailable { [unowned self] in
+            work.callWhenAvailable { [unowned self] in
                 reactor.execute { [unowned self] in
                     waitingForWork = false
                     fillAll()
                 }
             }
         }
+    }
+
+    /// A group's rows are all answered (its queue closed and empty, nothing here waits): its
+    /// connections say goodbye now rather than idle until the campaign's end. Not under
+    /// `--environment-fallback`, where rows may still move here.
+    private func closeIfGroupDone() {
+        guard !stopping, poolStarted, !shared.configuration.environmentFallback, ready.isEmpty, inFlight.isEmpty,
+              retryTimers.isEmpty, !group.hasWaitingRows else { return }
+        stopping = true
+        pool.stopReconnecting()
+        // Not from inside the connection's own callback.
+        reactor.execute { [unowned self] in pool.closeAll(abort: false) }
     }
 
     /// The current token's templates: made again only when the token changed.
@@ -249,11 +276,16 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                         expiration: expiration(of: job), nowMilliseconds: WallClock.milliseconds())
         switch action {
         case .finish(let outcome):
+            if outcome == .badToken, job.fallbackFrom == 0, shared.configuration.environmentFallback,
+               moveToOtherEnvironment(job) {
+                break
+            }
             finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
-                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID))
+                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
+                             lane: job.lane, fallbackFrom: job.fallbackFrom))
         case .retry(let delay, let elsewhere):
             if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
@@ -261,6 +293,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             // `settleTokenTrouble` refreshed the token already.
             retry(job, afterMilliseconds: 0, lastAnswer: answer)
         case .stopRun:
+            if answer.reason == .unrelatedKeyIdInToken, shared.groups.count > 1, resendOnFreshConnection(job, connection, answer: answer) {
+                break
+            }
             let reason = answer.reasonText ?? "status \(answer.status)"
             stopRun(.credentialsRefused(reason: reason), at: job, answer: answer, reason: reason, response: response,
                     latency: latency, connection: connection)
@@ -269,48 +304,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         schedulePublish()
     }
 
-    func connection(_ connection: ClientConnection, didNotProcess tag: UInt64, cause: H2NotProcessedCause) {
-        guard let job = inFlight.remove(tag: tag) else { return }
-        // Certainly not processed: send again without counting an attempt.
-        job.attempts -= 1
-        counters.notProcessed += 1
-        if stopping {
-            finish(stop.record(job))
-        } else {
-            ready.pushFront(job)
-            scheduleRefill()
-        }
-        schedulePublish()
-    }
-
-    func connection(_ connection: ClientConnection, lost tag: UInt64, cause: H2LossCause) {
-        guard let job = inFlight.remove(tag: tag) else { return }
-        job.retriedAfterConnectionLoss = true
-        if case .streamReset = cause { counters.streamResets += 1 } else { counters.lostWithConnection += 1 }
-        if stopping {
-            finish(stop.record(job))
-            schedulePublish()
-            return
-        }
-        let action = retryPolicy.decideAfterConnectionLoss(attempts: job.attempts,
-                                                           expiration: expiration(of: job),
-                                                           nowMilliseconds: WallClock.milliseconds())
-        if case .finish(let outcome) = action {
-            finish(job.record(outcome, reason: LocalReason.connectionLost.rawValue))
-        } else {
-            // Like a 500/503 retry: the connection that lost it is the last one to try again.
-            if case .retry(_, elsewhere: true) = action, let slotIndex = pool.slotIndex(for: connection) {
-                job.avoidConnection = pool.slots[slotIndex].id
-            }
-            counters.retries += 1
-            ready.pushBack(job)
-            scheduleRefill()
-        }
-        schedulePublish()
-    }
-
     /// The job's `apns-expiration` (0 without one), from its own headers or the run's.
-    private func expiration(of job: Job) -> Int64 {
+    func expiration(of job: Job) -> Int64 {
         if let own = job.headers { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 }
     }
 
@@ -338,7 +333,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
 
     /// Submitting from inside a delegate callback is fine (the connection flushes after the read),
     /// but filling other connections must not happen re-entrantly: defer it to the next turn.
-    private func scheduleRefill() {
+    func scheduleRefill() {
         reactor.execute { [unowned self] in fillAll() }
     }
 }

@@ -15,7 +15,7 @@ extension Worker {
     func settingsProved(by job: Job, on connection: ClientConnection) {
         if job.headers == nil || job.headers?.own.isEmpty == true {
             settingsAccepted = true
-            shared.settingsAccepted.store(true, ordering: .relaxed)
+            group.settingsAccepted.store(true, ordering: .relaxed)
         } else if let slot = pool.slot(for: connection) {
             slot.window = min(slot.window * 2, 1 << 20)
         }
@@ -32,7 +32,7 @@ extension Worker {
         switch answer.reason {
         case .expiredProviderToken:
             counters.expiredProviderTokens += 1
-            guard case .token(let source) = shared.configuration.authentication, let sent = job.sentToken,
+            guard case .token(let source) = group.authentication, let sent = job.sentToken,
                   case .clockSuspect(let age) = source.expired(sent.token) else { return false }
             stopRun(.providerTokenRefusedAsExpired(ageSeconds: age), at: job, answer: answer,
                     reason: answer.reasonText, response: response, latency: latency, connection: connection)
@@ -89,6 +89,7 @@ extension Worker {
         finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .aborted, status: answer.status,
                          reason: reason, apnsID: response.apnsIDText, attempts: job.attempts, latencyMs: latency,
                          endpoint: pool.endpointLabel(of: connection),
-                         retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID))
+                         retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
+                         lane: job.lane, fallbackFrom: job.fallbackFrom))
     }
 }

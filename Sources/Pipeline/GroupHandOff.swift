@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import APNs
+
+/// The reader's side of several credential groups: each row goes to its group's queue, and a full
+/// queue never holds up the others. Rows for a full queue wait here (parked) while the reader reads
+/// on for the other groups, up to `parkBudget` rows in all; only beyond it does the reader wait,
+/// for room in any queue, so a stalled key costs memory for a bounded number of rows, never the
+/// other groups' sending.
+///
+/// Reader thread only.
+struct GroupHandOff {
+    let groups: [CredentialGroup]
+    let router: CredentialRouter
+    /// The batch slots of the `environment` and `key_id` columns (nil: the input has none).
+    let environmentSlot: Int?
+    let keyIDSlot: Int?
+    /// Records carry `environment` and `key_id` (more than one credential or environment in play).
+    let labelsRecords: Bool
+    private var pending: [[Job]]
+    private var parkedCount = 0
+    /// Rows `NoCredentialsForTopic` by (topic, environment), for stderr (once a pair) and the summary.
+    private(set) var noCredentials: [NoCredentialsKey: Int] = [:]
+    static let parkBudget = 32_768
+
+    init(groups: [CredentialGroup], router: CredentialRouter, environmentSlot: Int?, keyIDSlot: Int?, labelsRecords: Bool) {
+        self.groups = groups
+        self.router = router
+        self.environmentSlot = environmentSlot
+        self.keyIDSlot = keyIDSlot
+        self.labelsRecords = labelsRecords
+        pending = Array(repeating: [], count: groups.count)
+    }
+
+    /// Routes `job` (row `index` of `batch`): into its group's pending list, or a record when it
+    /// is not to be sent (rejected, or its group stopped).
+    mutating func route(_ job: Job, _ batch: borrowing CSVBatch, at index: Int, topic: String?,
+                        records: inout [RowResult], warn: (String) -> Void) {
+        let route = router.route(environment: environmentSlot.flatMap { batch.field(slot: $0, at: index) },
+                                 keyID: keyIDSlot.flatMap { batch.field(slot: $0, at: index) }, topic: topic)
+        switch route {
+        case .group(let number):
+            let group = groups[number]
+            job.group = number
+            if labelsRecords { job.lane = UInt16(number + 1) }
+            if group.stop.isStopping {
+                records.append(group.stop.record(job))
+            } else {
+                pending[number].append(job)
+            }
+        case .rejected(let reason, let environment):
+            if reason == .noCredentialsForTopic, let environment { note(topic: topic, environment, warn: warn) }
+            records.append(job.record(.rejected, reason: reason.rawValue, environment: environment))
+        case .noEndpoint(let environment):
+            // Found by the prescan, or refused before sending without one; a key's own
+            // environment can still lead here (a stream): no credential can send it.
+            note(topic: topic, environment, warn: warn)
+            records.append(job.record(.rejected, reason: LocalReason.noCredentialsForTopic.rawValue, environment: environment))
+        }
+    }
+
+    private mutating func note(topic: String?, _ environment: APNsEnvironment, warn: (String) -> Void) {
+        let key = NoCredentialsKey(topic: topic ?? "", environment: environment)
+        if noCredentials[key] == nil {
+            warn("warning: no key or certificate serves topic \(topic ?? "(none)") in \(environment.rawValue): its rows are "
+                 + "rejected NoCredentialsForTopic (summary.json's no_credentials counts them)")
+        }
+        noCredentials[key, default: 0] += 1
+    }
+
+    /// Offers every group its pending rows without waiting; waits only while more than
+    /// `parkBudget` rows are parked (or, with `draining`, until none is). Rows of a group that
+    /// stopped meanwhile end as its stop says.
+    mutating func hand(draining: Bool = false, shouldStop: () -> Bool) {
+        var idle = 0
+        while true {
+            parkedCount = 0
+            for number in groups.indices where !pending[number].isEmpty {
+                let group = groups[number]
+                group.work.offer(moving: &pending[number])
+                if !pending[number].isEmpty && group.work.isClosed {
+                    group.stop.recordAndHand(pending[number])
+                    pending[number].removeAll()
+                }
+                parkedCount += pending[number].count
+            }
+            if parkedCount == 0 || (!draining && parkedCount <= Self.parkBudget) { return }
+            if shouldStop() && !draining { return }
+            // Full queues everywhere rows wait: a millisecond, then try again (rare: a stalled key).
+            idle += 1
+            usleep(idle < 10 ? 200 : 1000)
+        }
+    }
+
+    /// The reader is done: every pending row is handed on, then each queue closes.
+    mutating func finish() {
+        hand(draining: true, shouldStop: { false })
+        for group in groups {
+            group.work.close()
+            group.stop.recordQueuedWork()
+        }
+    }
+}
+
+/// A (topic, environment) pair no credential serves.
+struct NoCredentialsKey: Hashable, Sendable {
+    var topic: String
+    var environment: APNsEnvironment
+}

@@ -1,0 +1,39 @@
+import APNs
+
+/// The text behind a record's `lane`, `environmentCode` and `fallbackFrom`: the `environment`,
+/// `key_id` and `environment_fallback_from` fields of a result line, written only in a run where
+/// more than one credential or environment is in play (left out otherwise, as
+/// `retried_after_connection_loss` is). The per-row path carries three small integers; the
+/// strings are the writer's, added to the line it already made.
+struct RecordLabels: Sendable {
+    /// By lane - 1: the group's environment and credential label.
+    let lanes: [(environment: APNsEnvironment, label: String)]
+
+    init(groups: [CredentialGroup]) {
+        lanes = groups.map { ($0.environment, $0.label ?? "") }
+    }
+
+    /// What `record` adds to the line, as strings (all nil for a record without labels).
+    func fields(of record: borrowing RowResult) -> (environment: String?, keyID: String?, fallbackFrom: String?) {
+        let lane = Int(record.lane)
+        let environment = lane > 0 && lane <= lanes.count ? lanes[lane - 1].environment
+            : RowResult.environment(code: record.environmentCode)
+        return (environment?.rawValue, lane > 0 && lane <= lanes.count ? lanes[lane - 1].label : nil,
+                RowResult.environment(code: record.fallbackFrom)?.rawValue)
+    }
+
+    /// Adds the fields to `line`, the record's complete line ("...}\n"); nothing when all are nil.
+    static func amend(_ line: inout [UInt8], environment: String?, keyID: String?, fallbackFrom: String?) {
+        guard environment != nil || keyID != nil || fallbackFrom != nil,
+              line.count >= 2, line[line.count - 2] == UInt8(ascii: "}") else { return }
+        line.removeLast(2)
+        for (key, value) in [("environment", environment), ("key_id", keyID), ("environment_fallback_from", fallbackFrom)] {
+            guard let value else { continue }
+            JSONText.appendLiteral(",\"", to: &line)
+            line.append(contentsOf: key.utf8)
+            JSONText.appendLiteral("\":", to: &line)
+            JSONText.appendString(value, to: &line)
+        }
+        JSONText.appendLiteral("}\n", to: &line)
+    }
+}
