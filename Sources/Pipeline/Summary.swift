@@ -46,6 +46,8 @@ public struct Summary: Sendable {
     public var fingerprint: InputFingerprint?
     /// `--shard`; nil when every row was this run's (`shard`: null).
     public var shard: Shard?
+    /// Attempts, per-endpoint latency and dead tokens by reason, for the HTML report (not in summary.json).
+    public var detail = RunDetail()
 
     /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
@@ -60,6 +62,7 @@ public struct Summary: Sendable {
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }
         if record.attempts > 1 || record.retriedAfterConnectionLoss { retriedRows += 1 }
+        detail.add(record)
     }
 
     /// The accounting invariant: every row ended in exactly one outcome (a dry run's rows that
