@@ -2,14 +2,15 @@
 """Renders an HTML file in headless Chromium, talking the DevTools protocol over
 --remote-debugging-pipe (fd 3 in, fd 4 out; NUL-terminated JSON), with no websocket library.
 
-usage: render_page.py PAGE.html SCREENSHOT.png [WIDTH]
+usage: render_page.py [--width N] PAGE.html=SCREENSHOT.png ...
 
-Prints one JSON object on stdout: the DOM (outerHTML), the body's text, the number of <img>
+One browser renders every page given, each in a fresh tab. Prints one JSON object on stdout,
+keyed by each PAGE as given, with: the DOM (outerHTML), the body's text, the number of <img>
 elements and of <script> elements, every JavaScript exception, console error, Log error and dialog
 the page raised, and the screenshot's size and count of distinct pixel colours. Run it inside
 `unshare -n` so the page cannot reach any network. Chromium's own stderr noise is discarded.
 """
-import json, os, struct, subprocess, sys, tempfile, time, zlib, select, shutil
+import base64, json, os, struct, subprocess, sys, tempfile, time, zlib, select, shutil
 
 def chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -94,6 +95,10 @@ class Browser:
         os.close(self.from_child)
         shutil.rmtree(self.profile, ignore_errors=True)
 
+def png_size(data):
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height, None
+
 def png_colors(data):
     """Width, height and the number of distinct RGB(A) colours of an 8-bit PNG."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -128,50 +133,64 @@ def png_colors(data):
         previous = line
     return width, height, len(colors)
 
+def render(browser, page, shot, width):
+    target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    browser.events = []
+    for domain in ("Runtime", "Log", "Page"):
+        browser.send(domain + ".enable", session=session)
+    browser.send("Page.navigate", {"url": "file://" + os.path.abspath(page)}, session=session)
+    browser.wait_for("Page.loadEventFired", 30)
+    browser.drain(0.3)
+    def evaluate(expression):
+        return browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
+                            session=session)["result"].get("value")
+    height = int(evaluate("Math.ceil(document.documentElement.scrollHeight)") or 1200)
+    browser.send("Emulation.setDeviceMetricsOverride",
+                 {"width": width, "height": min(height, 16000), "deviceScaleFactor": 1, "mobile": False}, session=session)
+    png = base64.b64decode(browser.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
+    with open(shot, "wb") as f:
+        f.write(png)
+    # Colours are counted on a quarter-scale capture of the whole page: the same picture, a
+    # sixteenth of the pixels for this pure-Python decoder.
+    small = base64.b64decode(browser.send("Page.captureScreenshot", {"format": "png", "clip": {
+        "x": 0, "y": 0, "width": width, "height": min(height, 16000), "scale": 0.25}}, session=session)["data"])
+    _, _, colors = png_colors(small)
+    shot_width, shot_height, _ = png_size(png)
+    events = [e for e in browser.events if e.get("sessionId") == session]
+    result = {
+        "dom": evaluate("document.documentElement.outerHTML"),
+        "text": evaluate("document.body.innerText"),
+        "title": evaluate("document.title"),
+        "images": evaluate("document.images.length"),
+        "scripts": evaluate("document.scripts.length"),
+        "charts": evaluate("Array.from(document.querySelectorAll('svg.chart')).map(e => e.id)"),
+        "exceptions": [e["params"]["exceptionDetails"].get("text", "") + " " +
+                       json.dumps(e["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
+                       for e in events if e["method"] == "Runtime.exceptionThrown"],
+        "console_errors": [json.dumps(e["params"].get("args", [])) for e in events
+                           if e["method"] == "Runtime.consoleAPICalled" and e["params"].get("type") in ("error", "assert")],
+        "log_errors": [e["params"]["entry"].get("text", "") + " " + e["params"]["entry"].get("url", "")
+                       for e in events if e["method"] == "Log.entryAdded" and e["params"]["entry"].get("level") == "error"],
+        "dialogs": [e["params"].get("message", "") for e in events if e["method"] == "Page.javascriptDialogOpening"],
+        "screenshot": {"width": shot_width, "height": shot_height, "colors": colors},
+    }
+    browser.send("Target.closeTarget", {"targetId": target})
+    return result
+
 def main():
-    page, shot = os.path.abspath(sys.argv[1]), sys.argv[2]
-    width = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    args, width = sys.argv[1:], 1000
+    if args[:1] == ["--width"]:
+        width, args = int(args[1]), args[2:]
     browser = Browser(width, 1200)
+    results = {}
     try:
-        target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Page"):
-            browser.send(domain + ".enable", session=session)
-        browser.send("Page.navigate", {"url": "file://" + page}, session=session)
-        browser.wait_for("Page.loadEventFired", 30)
-        browser.drain(0.3)
-        def evaluate(expression):
-            return browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                                session=session)["result"].get("value")
-        height = int(evaluate("Math.ceil(document.documentElement.scrollHeight)") or 1200)
-        browser.send("Emulation.setDeviceMetricsOverride",
-                     {"width": width, "height": min(height, 16000), "deviceScaleFactor": 1, "mobile": False}, session=session)
-        image = browser.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
-        import base64
-        png = base64.b64decode(image)
-        with open(shot, "wb") as f:
-            f.write(png)
-        shot_width, shot_height, colors = png_colors(png)
-        result = {
-            "dom": evaluate("document.documentElement.outerHTML"),
-            "text": evaluate("document.body.innerText"),
-            "title": evaluate("document.title"),
-            "images": evaluate("document.images.length"),
-            "scripts": evaluate("document.scripts.length"),
-            "svgs": evaluate("document.querySelectorAll('svg.chart').length"),
-            "exceptions": [e["params"]["exceptionDetails"].get("text", "") + " " +
-                           json.dumps(e["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
-                           for e in browser.events if e["method"] == "Runtime.exceptionThrown"],
-            "console_errors": [json.dumps(e["params"].get("args", [])) for e in browser.events
-                               if e["method"] == "Runtime.consoleAPICalled" and e["params"].get("type") in ("error", "assert")],
-            "log_errors": [e["params"]["entry"].get("text", "") + " " + e["params"]["entry"].get("url", "")
-                           for e in browser.events if e["method"] == "Log.entryAdded" and e["params"]["entry"].get("level") == "error"],
-            "dialogs": [e["params"].get("message", "") for e in browser.events if e["method"] == "Page.javascriptDialogOpening"],
-            "screenshot": {"width": shot_width, "height": shot_height, "colors": colors},
-        }
+        for pair in args:
+            page, shot = pair.rsplit("=", 1)
+            results[page] = render(browser, page, shot, width)
     finally:
         browser.close()
-    json.dump(result, sys.stdout)
+    json.dump(results, sys.stdout)
 
 if __name__ == "__main__":
     main()

@@ -28,7 +28,7 @@ public struct ReportRun: Sendable {
     /// A result log read from disk, with the sidecar and summary.json beside it when they are there.
     /// `path` may be an `--out` directory. Throws only when the log itself cannot be read.
     public static func load(path given: String) throws(ResultLogError) -> ReportRun {
-        let logPath = isDirectory(given) ? given + (given.hasSuffix("/") ? "" : "/") + "results.jsonl.zst" : given
+        let logPath = Self.logPath(given)
         var summary = Summary()
         let tally = try ResultLogTally.read(path: logPath) { summary.add($0) }
         summary.rows = tally.rows
@@ -40,6 +40,11 @@ public struct ReportRun: Sendable {
                             deadTokensPath: fileExists(deadTokens) ? deadTokens : nil)
         run.cutFrame = tally.cutFrame
         return run
+    }
+
+    /// The result log `path` names: itself, or the one in the `--out` directory it is.
+    public static func logPath(_ path: String) -> String {
+        isDirectory(path) ? path + (path.hasSuffix("/") ? "" : "/") + "results.jsonl.zst" : path
     }
 
     private static func isDirectory(_ path: String) -> Bool {

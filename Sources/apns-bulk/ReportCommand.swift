@@ -31,7 +31,7 @@ struct ReportCommand: ParsableCommand {
         let merge = DeadTokenMerge()
         let overlap = RowOverlap()
         var tallies: [ResultLogTally] = []
-        for path in logs {
+        for path in logs.map(ReportRun.logPath) {
             do {
                 tallies.append(try ResultLogTally.read(path: path) { record in
                     merge.add(record)
