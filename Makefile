@@ -95,9 +95,9 @@ demo: release
 REPORT_SCREENSHOT ?= docs/report-demo.png
 .PHONY: report-screenshot
 report-screenshot: release
-	@DEMO_ROWS=$${DEMO_ROWS:-50000} sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR) >/dev/null || true
+	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR) >/dev/null || true
 	@mkdir -p $(dir $(REPORT_SCREENSHOT))
-	unshare -n python3 tools/render_page.py --width 1000 $(DEMO_DIR)/run/report.html=$(REPORT_SCREENSHOT) >/dev/null
+	unshare -n python3 tools/render_page.py --width 1000 --max-height 2300 $(DEMO_DIR)/run/report.html=$(REPORT_SCREENSHOT) >/dev/null
 	@echo "wrote $(REPORT_SCREENSHOT) ($$(wc -c < $(REPORT_SCREENSHOT)) bytes)"
 
 bench: bench-deps release

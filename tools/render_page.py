@@ -2,7 +2,7 @@
 """Renders an HTML file in headless Chromium, talking the DevTools protocol over
 --remote-debugging-pipe (fd 3 in, fd 4 out; NUL-terminated JSON), with no websocket library.
 
-usage: render_page.py [--width N] PAGE.html=SCREENSHOT.png ...
+usage: render_page.py [--width N] [--max-height N] PAGE.html=SCREENSHOT.png ...
 
 One browser renders every page given, each in a fresh tab. Prints one JSON object on stdout,
 keyed by each PAGE as given, with: the DOM (outerHTML), the body's text, the number of <img>
@@ -133,7 +133,7 @@ def png_colors(data):
         previous = line
     return width, height, len(colors)
 
-def render(browser, page, shot, width):
+def render(browser, page, shot, width, max_height=16000):
     target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     browser.events = []
@@ -148,7 +148,8 @@ def render(browser, page, shot, width):
     height = int(evaluate("Math.ceil(document.documentElement.scrollHeight)") or 1200)
     browser.send("Emulation.setDeviceMetricsOverride",
                  {"width": width, "height": min(height, 16000), "deviceScaleFactor": 1, "mobile": False}, session=session)
-    png = base64.b64decode(browser.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"])
+    png = base64.b64decode(browser.send("Page.captureScreenshot", {"format": "png", "clip": {
+        "x": 0, "y": 0, "width": width, "height": min(height, max_height), "scale": 1}}, session=session)["data"])
     with open(shot, "wb") as f:
         f.write(png)
     # Colours are counted on a quarter-scale capture of the whole page: the same picture, a
@@ -179,15 +180,19 @@ def render(browser, page, shot, width):
     return result
 
 def main():
-    args, width = sys.argv[1:], 1000
-    if args[:1] == ["--width"]:
-        width, args = int(args[1]), args[2:]
+    args, width, max_height = sys.argv[1:], 1000, 16000
+    while args[:1] in (["--width"], ["--max-height"]):
+        if args[0] == "--width":
+            width = int(args[1])
+        else:
+            max_height = int(args[1])
+        args = args[2:]
     browser = Browser(width, 1200)
     results = {}
     try:
         for pair in args:
             page, shot = pair.rsplit("=", 1)
-            results[page] = render(browser, page, shot, width)
+            results[page] = render(browser, page, shot, width, max_height)
     finally:
         browser.close()
     json.dump(results, sys.stdout)

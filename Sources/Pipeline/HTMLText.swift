@@ -57,6 +57,11 @@ enum HTMLText {
         return "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes):" + (rest < 10 ? "0" : "") + "\(rest)"
     }
 
+    /// A time-axis label: "+1.5 s" on a short axis, "+0:12:30" on a long one.
+    static func offset(_ seconds: Double, span: Double) -> String {
+        span < 120 ? "+" + fixed(seconds, span < 10 ? 1 : 0) + " s" : "+" + duration(seconds)
+    }
+
     /// Unix seconds as UTC ISO 8601.
     static func utc(_ unixSeconds: Double) -> String {
         ISO8601.format(milliseconds: Int64((unixSeconds * 1000).rounded(.down)))

@@ -38,7 +38,7 @@ extension ReportPage {
     private static func relativeChart(id: String, bins: TimelineBins, series: [SVGChart.Series], unit: String) -> String {
         let xs = bins.bins.indices.map { (Double($0) + 0.5) * Double(bins.width) }
         let span = Double(bins.bins.count * bins.width)
-        let ticks = (0...5).map { (span * Double($0) / 5, "+" + HTMLText.duration(span * Double($0) / 5)) }
+        let ticks = (0...5).map { (span * Double($0) / 5, HTMLText.offset(span * Double($0) / 5, span: span)) }
         let svg = SVGChart.lines(id: id, series: series, xs: xs, xRange: (0, span), xTicks: ticks, yUnit: unit) { index in
             "+" + HTMLText.duration(Double(index * bins.width)) + ": "
                 + series.map { "\($0.name) " + ($0.values[index].map { HTMLText.fixed($0, 1) } ?? "—") }.joined(separator: ", ")

@@ -28,7 +28,8 @@ extension ReportPage {
         let series = curves.enumerated().map { index, curve in
             SVGChart.Series(name: curve.name, color: ReportPalette.cycle[index % ReportPalette.cycle.count],
                             dash: dashes[index % dashes.count],
-                            values: xs.map { curve.histogram.count > 0 ? curve.histogram.milliseconds(atPercentile: percentile(atX: $0)) : nil })
+                            values: curve.histogram.count > 0 ? curve.histogram.milliseconds(atPercentiles: xs.map(percentile(atX:)))
+                                : xs.map { _ in nil })
         }
         let ticks = [(0.0, "0%"), (log10(2.0), "50%"), (1.0, "90%"), (2.0, "99%"), (3.0, "99.9%"), (4.0, "99.99%")]
         var html = SVGChart.lines(id: id, series: series, xs: xs, xRange: (0, 4), xTicks: ticks, yUnit: "ms") { index in
@@ -40,9 +41,10 @@ extension ReportPage {
                     + "<th class=\"n\">max ms</th></tr>"]
         for curve in curves {
             let histogram = curve.histogram
+            let points = histogram.milliseconds(atPercentiles: percentilePoints.map(\.0))
             rows.append("<tr data-latency-series=\"\(HTMLText.escape(curve.name))\" data-count=\"\(histogram.count)\"><td><code>\(HTMLText.escape(curve.name))</code></td>"
                         + "<td class=\"n\">\(HTMLText.count(histogram.count))</td>"
-                        + percentilePoints.map { "<td class=\"n\">\(HTMLText.milliseconds(histogram.milliseconds(atPercentile: $0.0)))</td>" }.joined()
+                        + points.map { "<td class=\"n\">\(HTMLText.milliseconds($0))</td>" }.joined()
                         + "<td class=\"n\">\(HTMLText.milliseconds(histogram.maxMilliseconds))</td></tr>")
         }
         return html + table(rows)

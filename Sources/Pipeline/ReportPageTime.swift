@@ -66,9 +66,10 @@ extension ReportPage {
 
     /// A line chart over the bins' time axis.
     static func chart(id: String, bins: TimelineBins, series: [SVGChart.Series], unit: String, marks: [SVGChart.Mark],
-                      label: (Double) -> String = { "+" + HTMLText.duration($0) }) -> String {
+                      label: ((Double) -> String)? = nil) -> String {
         let xs = bins.bins.indices.map { (Double($0) + 0.5) * Double(bins.width) }
         let span = Double(bins.bins.count * bins.width)
+        let label = label ?? { HTMLText.offset($0, span: span) }
         let ticks = (0...5).map { step -> (Double, String) in
             let x = span * Double(step) / 5
             return (x, step == 0 ? HTMLText.utc(bins.origin).dropLast(5) + "Z" : label(x))

@@ -19,7 +19,7 @@ public struct TimelineBins: Sendable {
     public init(sources: [[TimelineLine]], origin: Double? = nil, span: Double? = nil, width: Int? = nil,
                 maxBins: Int = 600) {
         let extent = Self.extent(sources)
-        let origin = origin ?? extent.start
+        let origin = origin ?? extent.start.rounded(.down)
         let span = span ?? Swift.max(1, extent.end - origin)
         let width = width ?? Self.width(span: span, maxBins: maxBins)
         self.origin = origin
@@ -29,7 +29,7 @@ public struct TimelineBins: Sendable {
         events.sort { $0.time < $1.time }
     }
 
-    /// The earliest second's start and the latest time of any line in `sources`.
+    /// The earliest moment (a second's start, or an event) and the latest of any line in `sources`.
     public static func extent(_ sources: [[TimelineLine]]) -> (start: Double, end: Double) {
         var start = Double.infinity, end = -Double.infinity
         for line in sources.joined() {
@@ -43,7 +43,7 @@ public struct TimelineBins: Sendable {
             }
         }
         guard start.isFinite else { return (0, 0) }
-        return (start.rounded(.down), end)
+        return (start, end)
     }
 
     /// The bin width (whole seconds) that puts `span` seconds in at most `maxBins` bins.

@@ -74,6 +74,20 @@ import Testing
         #expect(!page.contains("http://") || !page.contains("src=\"http"))
     }
 
+    @Test func onePassPercentilesAgreeWithTheHistogramsOwn() {
+        var histogram = LatencyHistogram()
+        var state: UInt64 = 12345
+        for _ in 0..<20_000 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            histogram.record(milliseconds: Double(state >> 40) / 1000 + 0.2)
+        }
+        let percentiles = stride(from: 0.0, through: 4.0, by: 0.05).map(ReportPage.percentile(atX:)) + [99.999, 100]
+        let onePass = histogram.milliseconds(atPercentiles: percentiles)
+        for (percentile, value) in zip(percentiles, onePass) where percentile > 0 {
+            #expect(value == histogram.milliseconds(atPercentile: percentile), "p\(percentile)")
+        }
+    }
+
     @Test func aPercentileEstimateFallsInsideItsBucket() {
         var buckets = LatencyBuckets()
         for _ in 0..<90 { buckets.record(milliseconds: 3) }
