@@ -7,8 +7,9 @@ extension ReportPage {
 
     static func throughputSection(_ bins: TimelineBins?, missing: Bool) -> String {
         guard let bins else { return section("throughput", "Throughput over time", notRecorded("Throughput over time")) }
+        // Per second of the time the bin covers: a run's last, shorter second is not drawn as a drop.
         let perSecond: (TimelineSecond?, (TimelineSecond) -> Int) -> Double? = { bin, value in
-            bin.map { Double(value($0)) / Double(bins.width) }
+            bin.map { Double(value($0)) / Swift.min(Double(bins.width), Swift.max($0.seconds, 0.5)) }
         }
         let series = [
             SVGChart.Series(name: "answered", color: ReportPalette.blue, values: bins.bins.map { perSecond($0, \.answered) }),
