@@ -18,8 +18,8 @@ public struct ReportCampaign: Sendable {
             summary.rows += run.summary.rows
             summary.counts.add(run.summary.counts)
             for (reason, count) in run.summary.byReason { summary.byReason[reason, default: 0] += count }
+            summary.detail.add(run.summary.detail, own: summary.latency, others: run.summary.latency)
             summary.latency.add(run.summary.latency)
-            summary.detail.add(run.summary.detail)
             summary.retriedRows += run.summary.retriedRows
             guard index > 0, let other = run.header else { continue }
             for endpoint in other.endpoints where !header.endpoints.contains(endpoint) { header.endpoints.append(endpoint) }

@@ -60,9 +60,9 @@ public struct Summary: Sendable {
     mutating func add(_ record: borrowing RowResult) {
         counts.add(record.outcome)
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
+        detail.add(record, overall: latency)
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }
         if record.attempts > 1 || record.retriedAfterConnectionLoss { retriedRows += 1 }
-        detail.add(record)
     }
 
     /// The accounting invariant: every row ended in exactly one outcome (a dry run's rows that
