@@ -22,7 +22,7 @@ extension ReportPage {
 
     static func reasonsSection(_ summary: Summary) -> String {
         guard !summary.byReason.isEmpty else {
-            return section("reasons", "Reasons", "<p>No row has a reason: every row was delivered.</p>\n")
+            return section("reasons", "Why rows were not delivered", "<p>No row has a reason: every row was delivered.</p>\n")
         }
         let sorted = summary.byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         var rows = ["<tr><th>Reason</th><th class=\"n\">Rows</th><th class=\"n\">Share</th><th>What it means</th><th>What to do</th></tr>"]
@@ -33,7 +33,7 @@ extension ReportPage {
                         + "<td>\(HTMLText.escape(entry?.meaning ?? "Not in apns-bulk's catalog (a reason APNs added later?)."))</td>"
                         + "<td>\(HTMLText.escape(entry?.action ?? "See Apple's documentation for this reason."))</td></tr>")
         }
-        return section("reasons", "Reasons", table(rows))
+        return section("reasons", "Why rows were not delivered", table(rows))
     }
 
     static func attemptsSection(_ summary: Summary) -> String {

@@ -5,15 +5,20 @@ import Pipeline
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Count outcomes in results.jsonl.zst files, merge their dead tokens, and write an HTML report.")
+        abstract: "Count outcomes in results.jsonl.zst files, merge their dead tokens, and write an HTML report.",
+        usage: """
+            apns-bulk report <logs> ... [--dead-tokens <file>] [--json]
+                                    [--html <file>]
+                   apns-bulk report --html <file> --compare <a> <b>
+            """)
 
-    @Argument(help: "One or more results.jsonl.zst files (or --out directories holding one).") var logs: [String] = []
+    @Argument(help: "One or more results.jsonl.zst files, or --out directories that hold one.") var logs: [String] = []
     @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at. Default: none; no list is written.")
     var deadTokens: String?
     @Flag(help: "Print a machine-readable JSON summary.") var json = false
     @Option(help: "Write one HTML page about the logs here: several shards' logs make one campaign page. The sidecar and summary.json beside each log are read when they are there. Default: none; no page is written.")
     var html: String?
-    @Option(parsing: .upToNextOption, help: "Compare two runs on one page (with --html): each a results.jsonl.zst or an --out directory. Give no other logs with it.")
+    @Option(parsing: .upToNextOption, help: "Compare two runs on one page (with --html): each a results.jsonl.zst or an --out directory. Give no other logs with it. Default: none; no comparison.")
     var compare: [String] = []
 
     func validate() throws {

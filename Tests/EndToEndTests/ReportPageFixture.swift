@@ -5,6 +5,7 @@ import Testing
 /// Chromium (few, short browser runs): a run with faults and a hostile input file name, three
 /// shards merged, a comparison, a log copied without its sidecar, and a campaign killed with
 /// SIGKILL and resumed. Chromium runs inside `unshare -n` (no network) and loads each page from disk.
+// Immutable once made (every property a let), read by the tests of one serialized suite.
 final class ReportPageFixture: @unchecked Sendable {
     /// A page with what summary.json says (when one stands for it) and what Chromium saw.
     struct Page {
