@@ -16,6 +16,10 @@ public struct ReportHeader: Sendable {
     public var endpoints: [String] = []
     public var connections: Int?
     public var shard: String?
+    /// A `--dry-run`'s summary (`"dry_run": true`): nothing was sent, so there is no time to chart.
+    public var dryRun = false
+    /// Its `would_send`: rows that passed every check.
+    public var wouldSend: Int?
     /// `by_key` and `by_environment` (issue 18's), when the summary has them: each name with its counts.
     public var byKey: [(name: String, counts: [(String, Int)])] = []
     public var byEnvironment: [(name: String, counts: [(String, Int)])] = []
@@ -40,6 +44,8 @@ public struct ReportHeader: Sendable {
         endpoints = object["endpoints"] as? [String] ?? []
         connections = (object["connections"] as? NSNumber)?.intValue
         shard = object["shard"] as? String
+        dryRun = object["dry_run"] as? Bool ?? false
+        wouldSend = (object["would_send"] as? NSNumber)?.intValue
         byKey = Self.breakdown(object["by_key"])
         byEnvironment = Self.breakdown(object["by_environment"])
     }

@@ -7,14 +7,15 @@ public enum ReportPage {
     public static func render(_ campaign: ReportCampaign) -> String {
         var body = headerSection(campaign)
         if campaign.runs.count > 1 { body += shardsSection(campaign) }
-        body += outcomesSection(campaign.summary)
+        body += outcomesSection(campaign.summary, wouldSend: campaign.runs.count == 1 ? campaign.header.wouldSend : nil)
         body += reasonsSection(campaign.summary)
         let bins = campaign.timelines.isEmpty ? nil : TimelineBins(sources: campaign.timelines)
-        body += throughputSection(bins, missing: campaign.timelineMissing)
+        let dryRun = campaign.header.dryRun
+        body += throughputSection(bins, missing: campaign.timelineMissing, dryRun: dryRun)
         body += latencySection(campaign.summary)
-        body += latencyOverTimeSection(bins)
+        body += latencyOverTimeSection(bins, dryRun: dryRun)
         body += attemptsSection(campaign.summary)
-        body += connectionsSection(bins)
+        body += connectionsSection(bins, dryRun: dryRun)
         body += deadTokensSection(campaign)
         return document(title: "apns-bulk report: " + (campaign.header.input.map(baseName) ?? campaign.runs.first?.logPath ?? ""),
                         body: body)
@@ -49,10 +50,12 @@ public enum ReportPage {
         "<section id=\"\(id)\"><h2>\(HTMLText.escape(title))</h2>\n\(content)</section>\n"
     }
 
-    static func notRecorded(_ what: String) -> String {
-        "<p class=\"not-recorded\" data-not-recorded=\"true\">\(HTMLText.escape(what)): not recorded. This log has no "
-            + "\(TimelineFile.name) beside it (it was copied alone, or written before apns-bulk recorded one); "
-            + "the counts, reasons and latencies above come from its records.</p>\n"
+    static func notRecorded(_ what: String, dryRun: Bool = false) -> String {
+        "<p class=\"not-recorded\" data-not-recorded=\"true\">\(HTMLText.escape(what)): not recorded. "
+            + (dryRun ? "This was a dry run (--dry-run): nothing was sent, so nothing happened over time; the counts "
+                + "above are of the rows checked, and `would_send` in summary.json counts the rows that would be sent.</p>\n"
+               : "This log has no \(TimelineFile.name) beside it (it was copied alone, or written before apns-bulk "
+                + "recorded one); the counts, reasons and latencies above come from its records.</p>\n")
     }
 
     private static func headerSection(_ campaign: ReportCampaign) -> String {

@@ -1,7 +1,7 @@
 /// The report's count sections: outcomes, reasons (with the catalog's meaning and action),
 /// attempts per row and dead tokens — exact counts from the records, never from the sidecar.
 extension ReportPage {
-    static func outcomesSection(_ summary: Summary) -> String {
+    static func outcomesSection(_ summary: Summary, wouldSend: Int? = nil) -> String {
         let total = summary.counts.total
         let parts = Outcome.allCases.map { ($0.rawValue, summary.counts[$0], ReportPalette.color(of: $0)) }
         var rows = ["<tr><th>Outcome</th><th class=\"n\">Rows</th><th class=\"n\">Share</th></tr>"]
@@ -14,7 +14,10 @@ extension ReportPage {
         rows.append("<tr data-outcome=\"total\" data-count=\"\(total)\"><th>total</th><th class=\"n\">\(HTMLText.count(total))</th><th class=\"n\">"
                     + (total > 0 ? "100.00 %" : "—") + "</th></tr>")
         var note = ""
-        if total != summary.rows {
+        if let wouldSend {
+            note = "<p>A dry run: <span id=\"would-send\" data-count=\"\(wouldSend)\">\(HTMLText.count(wouldSend))</span> rows "
+                + "passed every check and would be sent; nothing was sent.</p>"
+        } else if total != summary.rows {
             note = "<p><strong>Accounting:</strong> \(HTMLText.count(summary.rows)) rows but \(HTMLText.count(total)) outcomes recorded.</p>"
         }
         return section("outcomes", "Outcomes", SVGChart.stacked(id: "chart-outcomes", parts: parts) + table(rows) + note)

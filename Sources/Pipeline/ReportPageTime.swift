@@ -5,8 +5,8 @@ extension ReportPage {
     /// At most this many rows in a time chart's table (its chart has up to 600 points).
     static let tableRows = 120
 
-    static func throughputSection(_ bins: TimelineBins?, missing: Bool) -> String {
-        guard let bins else { return section("throughput", "Throughput over time", notRecorded("Throughput over time")) }
+    static func throughputSection(_ bins: TimelineBins?, missing: Bool, dryRun: Bool = false) -> String {
+        guard let bins else { return section("throughput", "Throughput over time", notRecorded("Throughput over time", dryRun: dryRun)) }
         // Per second of the time the bin covers: a run's last, shorter second is not drawn as a drop.
         let perSecond: (TimelineSecond?, (TimelineSecond) -> Int) -> Double? = { bin, value in
             bin.map { Double(value($0)) / Swift.min(Double(bins.width), Swift.max($0.seconds, 0.5)) }
@@ -29,8 +29,8 @@ extension ReportPage {
         return section("throughput", "Throughput over time", html)
     }
 
-    static func latencyOverTimeSection(_ bins: TimelineBins?) -> String {
-        guard let bins else { return section("latency-over-time", "Latency over time", notRecorded("Latency over time")) }
+    static func latencyOverTimeSection(_ bins: TimelineBins?, dryRun: Bool = false) -> String {
+        guard let bins else { return section("latency-over-time", "Latency over time", notRecorded("Latency over time", dryRun: dryRun)) }
         let series = [
             SVGChart.Series(name: "p50", color: ReportPalette.blue, values: bins.bins.map { $0?.latency.estimatedMilliseconds(atPercentile: 50) }),
             SVGChart.Series(name: "p99", color: ReportPalette.vermillion, dash: "6 3", values: bins.bins.map { $0?.latency.estimatedMilliseconds(atPercentile: 99) }),
@@ -45,8 +45,8 @@ extension ReportPage {
         return section("latency-over-time", "Latency over time", html)
     }
 
-    static func connectionsSection(_ bins: TimelineBins?) -> String {
-        guard let bins else { return section("connections", "Connections over time", notRecorded("Connections over time")) }
+    static func connectionsSection(_ bins: TimelineBins?, dryRun: Bool = false) -> String {
+        guard let bins else { return section("connections", "Connections over time", notRecorded("Connections over time", dryRun: dryRun)) }
         var series = [
             SVGChart.Series(name: "open", color: ReportPalette.blue, values: bins.bins.map { $0.map { Double($0.connectionsOpen) } }),
             SVGChart.Series(name: "opened", color: ReportPalette.green, dash: "6 3", values: bins.bins.map { $0.map { Double($0.connectionsOpened) } }),

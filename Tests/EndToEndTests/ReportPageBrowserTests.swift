@@ -156,6 +156,20 @@ import Testing
         #expect(!fixture.resumedRunStartedAt.isEmpty && String(first) < fixture.resumedRunStartedAt, "\(first) vs \(fixture.resumedRunStartedAt)")
     }
 
+    @Test func aDryRunWritesAPageThatSaysNothingWasSent() throws {
+        let scratch = try Scratch()
+        let csv = scratch.path("campaign.csv"), out = scratch.path("dry")
+        #expect(try Binary.run(["gen", "--rows", "200", "--out", csv, "--invalid-rate", "0.05", "--seed", "3"]).status == 0)
+        let result = try Binary.run(["send", "--dry-run", "--input", csv, "--topic", MockServerProcess.topic, "--endpoint", "mock",
+                                     "--out", out, "--progress", "never"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let summary = try CampaignRun(result: result, outDirectory: out).summary
+        let page = try String(contentsOfFile: out + "/report.html", encoding: .utf8)
+        #expect(page.contains("id=\"would-send\" data-count=\"\(summary["would_send"] as? Int ?? -1)\""))
+        #expect(page.contains("data-outcome=\"rejected\" data-count=\"\(summary["rejected"] as? Int ?? -1)\""))
+        #expect(page.components(separatedBy: "This was a dry run").count - 1 == 3, "each time chart says why it is empty")
+    }
+
     /// The SVG element with `id`, as text.
     private func section(_ dom: String, _ id: String) -> String? {
         guard let start = dom.range(of: "<svg id=\"\(id)\"") else { return nil }
