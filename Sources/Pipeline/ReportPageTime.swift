@@ -103,7 +103,7 @@ extension ReportPage {
         for event in bins.events {
             let letter = event.kind == "start" ? "▶" : event.kind == "stop" ? "S" : "E"
             marks.append(SVGChart.Mark(x: event.time - bins.origin, letter: letter, color: ReportPalette.black,
-                                       title: "\(HTMLText.utc(event.time)): \(event.kind) \(event.detail)"))
+                                       title: "\(HTMLText.utc(event.time)): \(event.kind) \(event.detail)", across: true))
         }
         return marks
     }

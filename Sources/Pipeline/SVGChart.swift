@@ -18,6 +18,9 @@ struct SVGChart {
         var letter: String
         var color: String
         var title: String
+        /// A line across the plot (a run's start, stop, end); otherwise a tick under it, so that
+        /// frequent marks (a 429 every minute) leave the lines readable.
+        var across = false
     }
 
     static let width = 900.0, height = 260.0
@@ -60,11 +63,19 @@ struct SVGChart {
             }
             svg += "</g>"
         }
+        // A letter only where the last of its kind is 14 px away: dense marks become a row of ticks.
+        var lastLetterX: [String: Double] = [:]
         for mark in marks {
-            let x = number(px(mark.x))
+            let position = px(mark.x), x = number(position)
+            let (y1, y2) = mark.across ? (top, top + plotHeight) : (top + plotHeight + 22, top + plotHeight + 28)
             svg += "<g class=\"mark\"><title>\(HTMLText.escape(mark.title))</title>"
-                + "<line x1=\"\(x)\" x2=\"\(x)\" y1=\"\(number(top))\" y2=\"\(number(top + plotHeight))\" stroke=\"\(mark.color)\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>"
-                + "<text x=\"\(x)\" y=\"\(number(top + plotHeight + 36))\" text-anchor=\"middle\" fill=\"\(mark.color)\" font-size=\"10\">\(HTMLText.escape(mark.letter))</text></g>"
+                + "<line x1=\"\(x)\" x2=\"\(x)\" y1=\"\(number(y1))\" y2=\"\(number(y2))\" stroke=\"\(mark.color)\" stroke-width=\"1\""
+                + (mark.across ? " stroke-dasharray=\"2 3\"" : "") + "/>"
+            if position - (lastLetterX[mark.letter] ?? -.infinity) >= 14 {
+                lastLetterX[mark.letter] = position
+                svg += "<text x=\"\(x)\" y=\"\(number(top + plotHeight + 38))\" text-anchor=\"middle\" fill=\"\(mark.color)\" font-size=\"10\">\(HTMLText.escape(mark.letter))</text>"
+            }
+            svg += "</g>"
         }
         return svg + "</svg>" + legend(series)
     }
@@ -76,7 +87,7 @@ struct SVGChart {
         let step = plotWidth / Double(Swift.max(1, labels.count))
         var svg = open(id: id)
         let ticks = labels.indices.map { (left + step * (Double($0) + 0.5), labels[$0]) }
-        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: ticks)
+        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: ticks, edges: false)
         for (index, value) in values.enumerated() {
             let barHeight = Double(value) / yMax * plotHeight
             svg += "<rect class=\"bar\" x=\"\(number(left + step * Double(index) + step * 0.15))\" y=\"\(number(top + plotHeight - barHeight))\" "
@@ -104,7 +115,9 @@ struct SVGChart {
         "<svg id=\"\(id)\" class=\"chart\" role=\"img\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" xmlns=\"http://www.w3.org/2000/svg\">"
     }
 
-    private static func axes(yMax: Double, yUnit: String, xTicks: [(Double, String)]) -> String {
+    /// `edges`: the first and last tick labels hang inward from the plot's ends (a time or
+    /// percentile axis), instead of centring under their position (bars).
+    private static func axes(yMax: Double, yUnit: String, xTicks: [(Double, String)], edges: Bool = true) -> String {
         let plotHeight = height - top - bottom
         var svg = "<g class=\"axes\" font-size=\"11\" fill=\"#333\">"
         for step in 0...4 {
@@ -113,8 +126,9 @@ struct SVGChart {
             svg += "<line x1=\"\(number(left))\" x2=\"\(number(width - right))\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#ddd\"/>"
                 + "<text x=\"\(number(left - 6))\" y=\"\(y)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(tickText(value))</text>"
         }
-        for (x, label) in xTicks {
-            svg += "<text x=\"\(number(x))\" y=\"\(number(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+        for (index, (x, label)) in xTicks.enumerated() {
+            let anchor = !edges ? "middle" : index == 0 ? "start" : index == xTicks.count - 1 ? "end" : "middle"
+            svg += "<text x=\"\(number(x))\" y=\"\(number(top + plotHeight + 16))\" text-anchor=\"\(anchor)\">\(HTMLText.escape(label))</text>"
         }
         svg += "<text x=\"12\" y=\"\(number(top + plotHeight / 2))\" transform=\"rotate(-90 12 \(number(top + plotHeight / 2)))\" text-anchor=\"middle\">\(HTMLText.escape(yUnit))</text>"
         return svg + "</g>"
