@@ -53,6 +53,31 @@ import ZstdFile
         #expect(page.contains("id=\"chart-throughput\"") && !page.contains("data-not-recorded"))
     }
 
+    @Test func anInterruptedRunRecordsItsStopWithTheCauseAndItsPageMarksIt() throws {
+        var configuration = MockAPNsConfiguration()
+        configuration.latencyMilliseconds = 200
+        configuration.maxStreams = 10
+        configuration.initialMaxStreams = 10
+        let mocks = try MockEndpoints([configuration])
+        var events: [TimelineEvent] = []
+        var page = ""
+        let run = try InProcessCampaign.run(rows: 2000, mocks: mocks, whileRunning: { campaign in
+            Thread.sleep(forTimeInterval: 1.3)
+            campaign.interrupt(signal: 15)
+        }, afterRun: { out in
+            events = try #require(TimelineFile.read(path: out + "/" + TimelineFile.name)).lines.compactMap { line in
+                if case .event(let event) = line { event } else { nil }
+            }
+            page = try String(contentsOfFile: out + "/" + ReportPageFile.name, encoding: .utf8)
+        })
+        #expect(run.result.exitStatus == 2 && run.result.summary.counts[.aborted] > 0)
+        #expect(events.map(\.kind) == ["start", "stop", "end"])
+        #expect(events.first { $0.kind == "stop" }?.detail.hasPrefix("Interrupted: ") == true)
+        #expect(events.last?.detail == "2")
+        #expect(page.contains("data-event=\"stop\"") && page.contains("data-exit-status=\"2\""))
+        #expect(page.contains("data-outcome=\"aborted\" data-count=\"\(run.result.summary.counts[.aborted])\""))
+    }
+
     @Test func aResumedSidecarKeepsItsCompleteFramesAndAppends() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path(TimelineFile.name)
