@@ -13,6 +13,8 @@ TEST_DEB_PACKAGES := faketime
 TEST_DEB_PACKAGES += prometheus prometheus-pushgateway
 # A real CONNECT proxy for the --proxy tests.
 TEST_DEB_PACKAGES += tinyproxy
+# A real browser (headless) renders report.html in the report tests.
+TEST_DEB_PACKAGES += chromium
 # PyPI packages the tests need besides cryptography (installed by test-deps, each on its own line).
 TEST_PIP_PACKAGES :=
 # The Kubernetes manifests (jobs/kubernetes/) are checked against the official Python client's models.
@@ -87,6 +89,16 @@ example: deps
 
 demo: release
 	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR)
+
+# README's picture of report.html: a demo run's page in the same headless Chromium the tests use
+# (no network), scaled to a PNG under 300 KB. Needs chromium (make test-deps installs it).
+REPORT_SCREENSHOT ?= docs/report-demo.png
+.PHONY: report-screenshot
+report-screenshot: release
+	@sh jobs/demo.sh $(RELEASE_BIN) $(DEMO_DIR) >/dev/null || true
+	@mkdir -p $(dir $(REPORT_SCREENSHOT))
+	unshare -n python3 tools/render_page.py --width 1000 --max-height 2300 $(DEMO_DIR)/run/report.html=$(REPORT_SCREENSHOT) >/dev/null
+	@echo "wrote $(REPORT_SCREENSHOT) ($$(wc -c < $(REPORT_SCREENSHOT)) bytes)"
 
 bench: bench-deps release
 	@sh benchmarks/run.sh

@@ -20,4 +20,6 @@ echo "== the dead-token report (first lines of $out/run/dead-tokens.csv):"
 head -4 "$out/run/dead-tokens.csv"
 echo "== the result log decodes with the zstd CLI too:"
 zstd -dc "$out/run/results.jsonl.zst" | head -2
+echo "== the campaign's HTML report (open it in a browser: xdg-open, open, or file:// in the address bar):"
+echo "$(cd "$out/run" && pwd)/report.html"
 exit "$status"

@@ -199,6 +199,9 @@ public final class Campaign: Sendable {
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
+        let timeline = TimelineRecorder(directory: configuration.outputDirectory, resumed: directory.resumed != nil,
+                                        start: Self.startEvent(configuration), recorder: recorder, control: control,
+                                        warn: { [shared] in shared.warn($0) })
         let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
         let workers = try startWorkers(shared: shared, recorder: recorder, rows: columns?.rows)
         // Made once nothing more can throw: its push thread ends only in `finish()`.
@@ -250,7 +253,18 @@ public final class Campaign: Sendable {
         }
         recorder.finish(summary: summary, latency: writer.latencyBuckets, exitStatus: summary.exitStatus)
         metrics?.finish()
+        withExtendedLifetime(timeline) {}
+        do { try ReportPageFile.write(directory: configuration.outputDirectory, summary: summary, summaryJSON: summary.json) } catch {
+            shared.warn("warning: cannot write \(configuration.outputDirectory)/\(ReportPageFile.name): \(error)")
+        }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+
+    /// The sidecar's record of a run's start: what ran, over how many connections, to where.
+    private static func startEvent(_ configuration: CampaignConfiguration) -> TimelineEvent {
+        TimelineEvent(time: Double(wallClockMilliseconds()) / 1000, kind: "start",
+                      detail: "apns-bulk \(Version.current), \(configuration.connections) connections to "
+                          + configuration.endpoints.map(\.description).joined(separator: ", "))
     }
 
     /// UTC now, for summary.json's `started_at` and `finished_at`.

@@ -77,6 +77,9 @@ extension Campaign {
         do { try OutputFile.write(Array(summary.json.utf8), to: directory + "/summary.json") } catch {
             throw SetupError.output(path: directory, detail: error.description)
         }
+        do { try ReportPageFile.write(directory: directory, summary: summary, summaryJSON: summary.json) } catch {
+            throw SetupError.output(path: directory, detail: error.description)
+        }
         withExtendedLifetime(claim.lock) {}
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }

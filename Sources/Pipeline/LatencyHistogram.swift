@@ -26,6 +26,28 @@ public struct LatencyHistogram: Sendable {
         count == 0 ? 0 : Double(histogram.valueAtPercentile(percentile)) / 1000
     }
 
+    /// The latencies at several percentiles (ascending, 0...100) in ms, in one pass over the recorded
+    /// values: what `milliseconds(atPercentile:)` gives each, for the report's many-point curves
+    /// (each call of that walks the histogram from its start).
+    func milliseconds(atPercentiles percentiles: [Double]) -> [Double] {
+        guard count > 0 else { return percentiles.map { _ in 0 } }
+        let total = Double(count)
+        let targets = percentiles.map { percentile in
+            Swift.max(1, UInt64((Swift.min(Swift.max(percentile.nextDown, 0), 100) * total / 100).rounded(.up)))
+        }
+        var results = [Double](repeating: maxMilliseconds, count: percentiles.count)
+        var next = 0
+        var below: UInt64 = 0
+        for step in histogram.recordedValues() where next < targets.count {
+            below += UInt64(step.count)
+            while next < targets.count && below >= targets[next] {
+                results[next] = Double(Swift.min(step.value, histogram.maxRecorded)) / 1000
+                next += 1
+            }
+        }
+        return results
+    }
+
     /// The largest latency recorded, in ms; 0 when none.
     public var maxMilliseconds: Double { count == 0 ? 0 : Double(histogram.max) / 1000 }
 

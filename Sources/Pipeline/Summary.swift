@@ -49,6 +49,8 @@ public struct Summary: Sendable {
     /// Several credentials or environments (issue 18): rows by credential label, by environment,
     /// the fallback moves and the rows no credential serves; nil when not in play (left out).
     public var groups: GroupCounts?
+    /// Attempts, per-endpoint latency and dead tokens by reason, for the HTML report (not in summary.json).
+    public var detail = RunDetail()
 
     /// An empty summary of `rows` rows.
     public init(rows: Int = 0) { self.rows = rows }
@@ -66,6 +68,7 @@ public struct Summary: Sendable {
     mutating func add(_ record: borrowing RowResult) {
         counts.add(record.outcome)
         if let reason = record.reason { byReason[reason, default: 0] += 1 }
+        detail.add(record, overall: latency)
         if let latency = record.latencyMs, record.status != 0 { self.latency.record(milliseconds: latency) }
         if record.attempts > 1 || record.retriedAfterConnectionLoss { retriedRows += 1 }
     }

@@ -33,6 +33,8 @@ enum HelpExamples {
              "apns-bulk report out/nightly/results.jsonl.zst"),
             ("Several shards' logs as one campaign, and their merged dead tokens:",
              "apns-bulk report out/shard-*/results.jsonl.zst --dead-tokens dead.csv --json"),
+            ("Two runs on one HTML page, with the change in rate and latency:",
+             "apns-bulk report --html before-after.html --compare out/before out/after"),
         ],
         "token": [
             ("A provider token for a curl test; it is a credential for an hour:",

@@ -5,22 +5,38 @@ import Pipeline
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "Count outcomes in results.jsonl.zst files and merge their dead tokens.")
+        abstract: "Count outcomes in results.jsonl.zst files, merge their dead tokens, and write an HTML report.",
+        usage: """
+            apns-bulk report <logs> ... [--dead-tokens <file>] [--json]
+                                    [--html <file>]
+                   apns-bulk report --html <file> --compare <a> <b>
+            """)
 
-    @Argument(help: "One or more results.jsonl.zst files.") var logs: [String]
+    @Argument(help: "One or more results.jsonl.zst files, or --out directories that hold one.") var logs: [String] = []
     @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at. Default: none; no list is written.")
     var deadTokens: String?
     @Flag(help: "Print a machine-readable JSON summary.") var json = false
+    @Option(help: "Write one HTML page about the logs here: several shards' logs make one campaign page. The sidecar and summary.json beside each log are read when they are there. Default: none; no page is written.")
+    var html: String?
+    @Option(parsing: .upToNextOption, help: "Compare two runs on one page (with --html): each a results.jsonl.zst or an --out directory. Give no other logs with it. Default: none; no comparison.")
+    var compare: [String] = []
 
     func validate() throws {
+        if !compare.isEmpty {
+            guard compare.count == 2 else { throw ValidationError("--compare takes exactly two runs (result logs or --out directories), got \(compare.count)") }
+            guard logs.isEmpty else { throw ValidationError("--compare A B compares two runs; give no other logs with it (got \(logs.joined(separator: " ")))") }
+            guard html != nil else { throw ValidationError("--compare writes a page: give --html FILE too") }
+            return
+        }
         guard !logs.isEmpty else { throw ValidationError("give at least one results.jsonl.zst file") }
     }
 
     func run() throws {
+        if !compare.isEmpty, let html { return try ReportHTML.compare(compare[0], compare[1], to: html) }
         let merge = DeadTokenMerge()
         let overlap = RowOverlap()
         var tallies: [ResultLogTally] = []
-        for path in logs {
+        for path in logs.map(ReportRun.logPath) {
             do {
                 tallies.append(try ResultLogTally.read(path: path) { record in
                     merge.add(record)
@@ -42,6 +58,7 @@ struct ReportCommand: ParsableCommand {
         if let deadTokens {
             do { try merge.write(to: deadTokens) } catch { throw RunFailure.usage(error.description) }
         }
+        if let html { try ReportHTML.campaign(logs, to: html) }
         var total = OutcomeCounts()
         for tally in tallies { total.add(tally.counts) }
         print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows)

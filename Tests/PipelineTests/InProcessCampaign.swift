@@ -54,7 +54,8 @@ struct InProcessCampaign {
                     configure: (inout CampaignConfiguration) -> Void = { _ in },
                     prepareOutput: ((String) throws -> Void)? = nil,
                     beforeRun: (Campaign) -> Void = { _ in },
-                    whileRunning: (Campaign) -> Void = { _ in }) throws -> InProcessCampaign {
+                    whileRunning: (Campaign) -> Void = { _ in },
+                    afterRun: (String) throws -> Void = { _ in }) throws -> InProcessCampaign {
         let directory = try TemporaryDirectory()
         var csv = "device_token\n"
         for row in 1...rows { csv += token(row) + "\n" }
@@ -102,6 +103,7 @@ struct InProcessCampaign {
         #expect(records.count == rows)
         #expect(Set(records.map(\.row)) == Set(1...rows))
         for record in records { #expect(record.deviceToken == token(record.row)) }
+        try afterRun(configuration.outputDirectory)
         return InProcessCampaign(result: result, records: records)
     }
 
