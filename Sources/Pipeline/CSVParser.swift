@@ -26,6 +26,8 @@ final class CSVParser {
     @exclusivity(unchecked) private(set) var error: InputFileError?
 
     @exclusivity(unchecked) private(set) var rowCount = 0
+    /// Records the fast path split (the tests' proof that it ran).
+    @exclusivity(unchecked) private(set) var fastRecords = 0
     /// 1-based line on which the current chunk starts: the LFs of every earlier chunk, counted.
     @exclusivity(unchecked) private var chunkStartLine = 1
     @exclusivity(unchecked) private var fieldIndex = 0
@@ -42,9 +44,13 @@ final class CSVParser {
     /// The first data row whose required column is empty or absent.
     private(set) var firstRowMissingRequired: Int?
 
-    init(path: String, keepsFields: Bool, extraColumns: [String] = []) {
+    /// The fast path; nil when this parser is libcsv alone (the reference the tests compare with).
+    private let splitter: CSVFastSplitter?
+
+    init(path: String, keepsFields: Bool, extraColumns: [String] = [], fastPath: Bool = true) {
         self.path = path
         self.keepsFields = keepsFields
+        splitter = fastPath ? CSVFastSplitter() : nil
         self.extraColumns = extraColumns
         batch = CSVBatchBuilder(extraColumns: extraColumns.count)
         parser = .allocate(capacity: 1)
@@ -73,7 +79,7 @@ final class CSVParser {
             let clean = memchr(base, 0, bytes.count).map { UnsafeRawPointer($0) - base } ?? bytes.count
             // libcsv stops at the offending byte: the LFs before it, those of the open field
             // included, give its line.
-            let consumed = csv_parse(parser, base, clean, onField, onRow, context)
+            let consumed = parseRecords(base, count: clean, context: context)
             if consumed != clean {
                 malformedLine = chunkStartLine + Self.lines(in: UnsafeRawBufferPointer(start: base, count: consumed))
                 return
@@ -92,6 +98,38 @@ final class CSVParser {
         }
     }
 
+    /// Parses `base[0..<count]` as libcsv would, and returns how much of it libcsv would take (all
+    /// of it but after an error). Records go through the fast path while libcsv sits between
+    /// records (`pstate` 0, its state after `csv_init`); a record the splitter leaves, and one that
+    /// libcsv has begun, go to libcsv a line at a time until it is between records again.
+    private func parseRecords(_ base: UnsafeRawPointer, count: Int, context: UnsafeMutableRawPointer) -> Int {
+        guard let splitter else { return csv_parse(parser, base, count, onField, onRow, context) }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        var position = 0
+        while position < count {
+            if parser.pointee.pstate == 0 {
+                position = CSVFastSplitter.skipBlanks(bytes, from: position, count: count)
+                guard position < count else { break }
+                if let next = splitter.split(base, from: position, count: count) {
+                    let spans = splitter.spans
+                    for index in 0..<splitter.fieldCount {
+                        let (start, length) = splitter.bytes(of: spans[index], in: base)
+                        field(start, length)
+                    }
+                    rowEnded()
+                    fastRecords &+= 1
+                    position = next
+                    continue
+                }
+            }
+            let line = memchr(base + position, 10, count - position).map { UnsafeRawPointer($0) - base + 1 } ?? count
+            let consumed = csv_parse(parser, base + position, line - position, onField, onRow, context)
+            if consumed != line - position { return position + consumed }
+            position = line
+        }
+        return count
+    }
+
     /// Ends the input: the last row may lack its newline; an open quote is an error.
     func finish() throws(InputFileError) {
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -106,7 +144,7 @@ final class CSVParser {
 
     var pendingRows: Int { batch.rows }
 
-    fileprivate func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
+    func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
         defer { fieldIndex += 1 }
         guard header != nil else {
             let raw = UnsafeRawBufferPointer(start: bytes, count: count)
@@ -147,7 +185,7 @@ final class CSVParser {
         if rowProblem == nil { rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, bytes: bytes) }
     }
 
-    fileprivate func rowEnded() {
+    func rowEnded() {
         guard fieldIndex > 0 else { return }  // no fields, no row (libcsv skips blank lines itself)
         if header == nil {
             acceptHeader()
