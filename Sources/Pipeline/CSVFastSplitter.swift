@@ -17,25 +17,27 @@ import APNs
 ///
 /// Owns its two buffers (freed in deinit); used by the parser's one thread.
 final class CSVFastSplitter {
-    /// One field of the record split last: its bytes between the quotes (or trimmed), and how many
-    /// `""` they hold (each stands for one quote).
+    /// One field of the record split last: where its bytes lie (between the quotes, or trimmed),
+    /// in the chunk, or in `unescaped` when it held a `""` (each stands for one quote there).
     struct Span {
         var start: Int
         var end: Int
-        var escapes: Int
+        var isUnescaped: Bool
     }
 
     /// The fields of the record split last, `fieldCount` of them.
-    private(set) var spans: UnsafeMutablePointer<Span>
-    private(set) var fieldCount = 0
-    private var spanCapacity = 16
-    /// A field with `""` unescaped: at most `CSVParser.maxFieldBytes`, plus a word of slack for
-    /// the copy's last 8-byte store.
-    private let unescaped: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private(set) var spans: UnsafeMutablePointer<Span>
+    @exclusivity(unchecked) private(set) var fieldCount = 0
+    @exclusivity(unchecked) private var spanCapacity = 16
+    /// The record's quoted fields copied as they are scanned, `""` unescaped; those that held one
+    /// are kept (`unescapedUsed` bytes), the others are read from the chunk.
+    @exclusivity(unchecked) private var unescaped: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var unescapedCapacity = 4096
+    @exclusivity(unchecked) private var unescapedUsed = 0
 
     init() {
         spans = .allocate(capacity: spanCapacity)
-        unescaped = .allocate(byteCount: CSVParser.maxFieldBytes + 8, alignment: 8)
+        unescaped = .allocate(byteCount: unescapedCapacity, alignment: 8)
     }
 
     deinit {
@@ -62,29 +64,20 @@ final class CSVFastSplitter {
         let base = raw.assumingMemoryBound(to: UInt8.self)
         var index = start
         fieldCount = 0
+        unescapedUsed = 0
         while true {
             while index < count, base[index] == 0x20 || base[index] == 0x09 { index &+= 1 }
             guard index < count else { return nil }
             let first = base[index]
             var next: Int
             if first == 0x22 {
-                var escapes = 0
-                var quote = index &+ 1
-                while true {
-                    quote = Self.nextQuote(raw, from: quote, count: count, escapes: &escapes)
-                    // The byte after a quote tells an escape from the field's end.
-                    guard quote &+ 1 < count else { return nil }
-                    guard base[quote &+ 1] == 0x22 else { break }
-                    escapes &+= 1
-                    quote &+= 2
-                }
-                guard quote &- index &- 1 <= CSVParser.maxFieldBytes else { return nil }
-                append(Span(start: index &+ 1, end: quote, escapes: escapes))
-                next = quote &+ 1
+                guard let span = scanQuoted(raw, from: index &+ 1, count: count) else { return nil }
+                append(span.field)
+                next = span.closingQuote &+ 1
                 while next < count, base[next] == 0x20 || base[next] == 0x09 { next &+= 1 }
                 guard next < count else { return nil }
             } else if first == 0x2C || first == 0x0A || first == 0x0D {
-                append(Span(start: index, end: index, escapes: 0))
+                append(Span(start: index, end: index, isUnescaped: false))
                 next = index
             } else {
                 next = Self.unquotedEnd(raw, from: index &+ 1, count: count)
@@ -92,7 +85,7 @@ final class CSVFastSplitter {
                 var end = next
                 while base[end &- 1] == 0x20 || base[end &- 1] == 0x09 { end &-= 1 }
                 guard end &- index <= CSVParser.maxFieldBytes else { return nil }
-                append(Span(start: index, end: end, escapes: 0))
+                append(Span(start: index, end: end, isUnescaped: false))
             }
             switch base[next] {
             case 0x2C: index = next &+ 1
@@ -102,38 +95,70 @@ final class CSVFastSplitter {
         }
     }
 
-    /// The bytes of `span`, `""` unescaped: in the chunk itself when it has none, else copied.
+    /// The bytes of `span`, `""` unescaped.
     @inline(__always)
     func bytes(of span: Span, in raw: UnsafeRawPointer) -> (UnsafeRawPointer, Int) {
-        guard span.escapes > 0 else { return (raw + span.start, span.end &- span.start) }
-        return (UnsafeRawPointer(unescaped), unescape(raw, span))
+        ((span.isUnescaped ? UnsafeRawPointer(unescaped) : raw) + span.start, span.end &- span.start)
     }
 
-    /// Copies the span without the second quote of each pair, 8 bytes a step: every quote in a
-    /// split quoted field is the first of a `""`, so after one the copy skips the next byte.
-    private func unescape(_ raw: UnsafeRawPointer, _ span: Span) -> Int {
-        var source = span.start
-        var target = 0
-        while span.end &- source >= 8 {
-            let word = SWAR.load(raw + source)
-            (unescaped + target).storeBytes(of: word.littleEndian, as: UInt64.self)
-            let quotes = SWAR.bytesEqual(word, 0x22)
-            guard quotes != 0 else {
+    /// Scans a quoted field from `start` (after its opening quote) to its closing quote, copying it
+    /// 8 bytes a step into `unescaped` as it goes, each `""` as one quote: a word is stored whole,
+    /// and after a quote the copy goes on from the byte after it. Nil when the chunk ends first, or
+    /// the field is over the size limit.
+    @inline(__always)
+    private func scanQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> (field: Span, closingQuote: Int)? {
+        // Room for the rest of the chunk and a last whole word: no check per step.
+        if unescapedCapacity &- unescapedUsed < count &- start &+ 8 { growUnescaped(toHold: count &- start &+ 8) }
+        let target = unescaped
+        var source = start
+        var copied = unescapedUsed
+        var escapes = 0
+        while true {
+            while count &- source >= 8 {
+                let word = SWAR.load(raw + source)
+                (target + copied).storeBytes(of: word.littleEndian, as: UInt64.self)
+                let quotes = SWAR.bytesEqual(word, 0x22)
+                if quotes != 0 {
+                    let at = quotes.trailingZeroBitCount &>> 3
+                    source &+= at
+                    copied &+= at
+                    break
+                }
                 source &+= 8
-                target &+= 8
-                continue
+                copied &+= 8
             }
-            let at = quotes.trailingZeroBitCount &>> 3
-            source &+= at &+ 2
-            target &+= at &+ 1
+            if count &- source < 8 {
+                while source < count {
+                    let byte = raw.load(fromByteOffset: source, as: UInt8.self)
+                    if byte == 0x22 { break }
+                    target.storeBytes(of: byte, toByteOffset: copied, as: UInt8.self)
+                    source &+= 1
+                    copied &+= 1
+                }
+            }
+            // At a quote: the byte after it tells an escape from the field's end.
+            guard source &+ 1 < count else { return nil }
+            guard raw.load(fromByteOffset: source &+ 1, as: UInt8.self) == 0x22 else { break }
+            target.storeBytes(of: 0x22, toByteOffset: copied, as: UInt8.self)
+            escapes &+= 1
+            source &+= 2
+            copied &+= 1
         }
-        while source < span.end {
-            let byte = raw.load(fromByteOffset: source, as: UInt8.self)
-            unescaped.storeBytes(of: byte, toByteOffset: target, as: UInt8.self)
-            target &+= 1
-            source &+= byte == 0x22 ? 2 : 1
-        }
-        return target
+        guard source &- start <= CSVParser.maxFieldBytes else { return nil }
+        guard escapes > 0 else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        let field = Span(start: unescapedUsed, end: copied, isUnescaped: true)
+        unescapedUsed = copied
+        return (field, source)
+    }
+
+    @inline(never)
+    private func growUnescaped(toHold extra: Int) {
+        let capacity = max(2 * unescapedCapacity, unescapedUsed + extra)
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        larger.copyMemory(from: unescaped, byteCount: unescapedUsed)
+        unescaped.deallocate()
+        unescaped = larger
+        unescapedCapacity = capacity
     }
 
     @inline(__always)
@@ -150,26 +175,6 @@ final class CSVFastSplitter {
         spans.deallocate()
         spans = larger
         spanCapacity *= 2
-    }
-
-    /// In a quoted field, the offset of the first quote that is not one of a `""` lying within one
-    /// word (those are counted into `escapes`), or `count`.
-    @inline(__always)
-    static func nextQuote(_ raw: UnsafeRawPointer, from start: Int, count: Int, escapes: inout Int) -> Int {
-        var index = start
-        while count &- index >= 8 {
-            var quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
-            while quotes != 0 {
-                let at = quotes.trailingZeroBitCount &>> 3
-                guard at < 7, quotes & (0x80 &<< (at &* 8 &+ 8)) != 0 else { return index &+ at }
-                escapes &+= 1
-                quotes &= quotes &- 1
-                quotes &= quotes &- 1
-            }
-            index &+= 8
-        }
-        while index < count, raw.load(fromByteOffset: index, as: UInt8.self) != 0x22 { index &+= 1 }
-        return index
     }
 
     /// In an unquoted field, the offset of the first comma, CR, LF or quote, or `count`. A word
