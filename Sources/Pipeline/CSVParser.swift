@@ -5,6 +5,8 @@ import Glibc
 
 /// The libcsv binding shared by CSVSource and Prescan: strict RFC 4180 quoting, header mapping by
 /// name, physical line numbers for error messages, and row bytes collected into a batch.
+/// Ordinary records take the fast path (`CSVFastSplitter`, about a tenth of libcsv's instructions);
+/// libcsv parses the rest and stays the reference (`fastPath: false` is libcsv alone).
 /// Owns its `csv_parser`; used by one thread.
 ///
 /// Line numbers: an error names the physical line (LFs counted, those inside quoted fields too)
@@ -144,7 +146,7 @@ final class CSVParser {
 
     var pendingRows: Int { batch.rows }
 
-    func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
+    fileprivate func field(_ bytes: UnsafeRawPointer?, _ count: Int) {
         defer { fieldIndex += 1 }
         guard header != nil else {
             let raw = UnsafeRawBufferPointer(start: bytes, count: count)
@@ -185,7 +187,7 @@ final class CSVParser {
         if rowProblem == nil { rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, bytes: bytes) }
     }
 
-    func rowEnded() {
+    fileprivate func rowEnded() {
         guard fieldIndex > 0 else { return }  // no fields, no row (libcsv skips blank lines itself)
         if header == nil {
             acceptHeader()
