@@ -51,6 +51,18 @@ import Testing
         }
     }
 
+    /// More fields than the splitter first has room for, several of them unescaped in one record.
+    @Test func recordsOfManyFieldsAreLibcsvs() {
+        var random = SplitMix(seed: 40)
+        let plain = Array(repeating: "f", count: 40).joined(separator: ",") + "\n"
+        let quoted = (0..<40).map { "\"q\($0)\"\"\($0)\"" }.joined(separator: " ,") + "\r\n"
+        for record in [plain, quoted, plain + quoted + plain] {
+            let text = Array((Self.header + record + "t,p,c,d\n").utf8)
+            expectSame(text, cuts: [])
+            for _ in 0..<20 { expectSame(text, cuts: randomCuts(text.count, &random)) }
+        }
+    }
+
     /// Header rows the reader refuses or repairs: the same verdict, whichever parser.
     @Test func headerErrorsAreLibcsvs() {
         for header in ["payload\n", "device_token,Device_Token\n", "device_token,\u{FF}\n", "\"device_token\n",
