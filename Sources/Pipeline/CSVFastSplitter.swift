@@ -90,7 +90,7 @@ final class CSVFastSplitter {
             switch base[next] {
             case 0x2C: index = next &+ 1
             case 0x0A, 0x0D: return next &+ 1
-            default: return nil  // text after a closing quote: strict libcsv's error to report
+            default: return nil  // a quote in an unquoted field, text after a closing quote: libcsv's error
             }
         }
     }
