@@ -183,6 +183,7 @@ install-check:
 FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build-fuzz
 FUZZERS := FuzzCSV:csv FuzzJSON:json FuzzResponse:response FuzzKeys:keys FuzzJobFile:jobfile FuzzMockRequest:mockrequest
+FUZZERS += FuzzCSVFast:csvfast
 FUZZ_BUILD_FLAGS := -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
 
 .PHONY: fuzz fuzz-build sanitize

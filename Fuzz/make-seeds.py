@@ -32,6 +32,18 @@ for name, text in csv_files.items():
 zst = subprocess.run(["zstd", "-q", "-c"], input=csv_files["plain"].encode(), capture_output=True, check=True).stdout
 write("csv", "plain-zst", bytes([0x10]) + zst)
 
+# FuzzCSVFast: a selector byte (bit 0 counting parser, bit 1 extra column, bits 2-7 chunk size, or 0 for
+# a count byte and that many gap bytes), then the file.
+csvfast_files = {
+    "campaign": bytes([0x1c]) + (csv_files["plain"] * 3).encode(),
+    "columns": bytes([0x0e]) + csv_files["columns"].encode(),
+    "gaps": bytes([0x00, 3, 5, 40, 1]) + csv_files["bom-crlf"].encode(),
+    "edges": bytes([0x05]) + b'device_token,payload,topic,x\n a , "b""" ,"c\nd"\t,\r\n,,,\n\n \n"e"f\n',
+    "counting": bytes([0x09]) + ("device_token,topic\n%s,\n%s,\"t\"\r%s\n" % (TOKEN, TOKEN, TOKEN)).encode(),
+}
+for name, data in csvfast_files.items():
+    write("csvfast", name, data)
+
 # FuzzJSON: payloads and error bodies.
 for name, text in {
     "payload": '{"aps":{"alert":{"title":"T","body":"B \\u00e9 \\ud83c\\udf89"},"badge":1,"sound":"x"},"k":[1,-2.5e3,true,false,null]}',

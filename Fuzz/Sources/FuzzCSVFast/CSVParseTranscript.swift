@@ -1,0 +1,1 @@
+../../../Tests/PipelineTests/CSVParseTranscript.swift

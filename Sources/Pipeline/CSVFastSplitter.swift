@@ -1,0 +1,194 @@
+import APNs
+
+/// `CSVParser`'s fast path: splits one record of a read chunk into its fields 8 bytes at a time
+/// (SWAR), where libcsv takes a state-machine step and a buffer check per byte. It reproduces
+/// what strict libcsv, with our options, makes of an ordinary record: leading and trailing spaces
+/// and tabs of an unquoted field dropped, a quoted field's quotes removed and its `""` unescaped,
+/// spaces and tabs after a closing quote ignored, CR and LF (and CR LF) ending a record, a quoted
+/// field free to span lines.
+///
+/// Everything else it leaves to libcsv, which stays the reference (`CSVFastPathTests`, the
+/// `FuzzCSVFast` fuzzer): a record that strict libcsv refuses (a quote in an unquoted field, text
+/// after a closing quote), a field over 64 KiB (its row's problem is libcsv's to measure), and a
+/// record the chunk cuts off, so that libcsv's buffer holds every record that spans chunks and the
+/// parser's open-field checks see the state they always saw. NULs never reach it (`CSVParser`
+/// cuts the chunk before one). It says so by returning nil, having changed nothing the caller
+/// sees: the record is then libcsv's from its first byte.
+///
+/// Owns its two buffers (freed in deinit); used by the parser's one thread.
+final class CSVFastSplitter {
+    /// One field of the record split last: where its bytes lie (between the quotes, or trimmed),
+    /// in the chunk, or in `unescaped` when it held a `""` (each stands for one quote there).
+    struct Span {
+        var start: Int
+        var end: Int
+        var isUnescaped: Bool
+    }
+
+    /// The fields of the record split last, `fieldCount` of them.
+    @exclusivity(unchecked) private(set) var spans: UnsafeMutablePointer<Span>
+    @exclusivity(unchecked) private(set) var fieldCount = 0
+    @exclusivity(unchecked) private var spanCapacity = 16
+    /// The record's quoted fields copied as they are scanned, `""` unescaped; those that held one
+    /// are kept (`unescapedUsed` bytes), the others are read from the chunk.
+    @exclusivity(unchecked) private var unescaped: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var unescapedCapacity = 4096
+    @exclusivity(unchecked) private var unescapedUsed = 0
+
+    init() {
+        spans = .allocate(capacity: spanCapacity)
+        unescaped = .allocate(byteCount: unescapedCapacity, alignment: 8)
+    }
+
+    deinit {
+        spans.deallocate()
+        unescaped.deallocate()
+    }
+
+    /// Skips what libcsv skips between records: blank lines, and spaces and tabs before a
+    /// record's first field (a line of only those is blank too). Returns the first other offset.
+    @inline(__always)
+    static func skipBlanks(_ base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
+        var index = start
+        while index < count {
+            let byte = base[index]
+            guard byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D else { break }
+            index &+= 1
+        }
+        return index
+    }
+
+    /// Splits the record starting at `start` (not a blank, see `skipBlanks`) into `spans`, and
+    /// returns the offset after its CR or LF; nil leaves the record to libcsv.
+    func split(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int? {
+        let base = raw.assumingMemoryBound(to: UInt8.self)
+        var index = start
+        fieldCount = 0
+        unescapedUsed = 0
+        while true {
+            while index < count, base[index] == 0x20 || base[index] == 0x09 { index &+= 1 }
+            guard index < count else { return nil }
+            let first = base[index]
+            var next: Int
+            if first == 0x22 {
+                guard let span = scanQuoted(raw, from: index &+ 1, count: count) else { return nil }
+                append(span.field)
+                next = span.closingQuote &+ 1
+                while next < count, base[next] == 0x20 || base[next] == 0x09 { next &+= 1 }
+                guard next < count else { return nil }
+            } else if first == 0x2C || first == 0x0A || first == 0x0D {
+                append(Span(start: index, end: index, isUnescaped: false))
+                next = index
+            } else {
+                next = Self.unquotedEnd(raw, from: index &+ 1, count: count)
+                guard next < count else { return nil }
+                var end = next
+                while base[end &- 1] == 0x20 || base[end &- 1] == 0x09 { end &-= 1 }
+                guard end &- index <= CSVParser.maxFieldBytes else { return nil }
+                append(Span(start: index, end: end, isUnescaped: false))
+            }
+            switch base[next] {
+            case 0x2C: index = next &+ 1
+            case 0x0A, 0x0D: return next &+ 1
+            default: return nil  // a quote in an unquoted field, text after a closing quote: libcsv's error
+            }
+        }
+    }
+
+    /// The bytes of `span`, `""` unescaped.
+    @inline(__always)
+    func bytes(of span: Span, in raw: UnsafeRawPointer) -> (UnsafeRawPointer, Int) {
+        ((span.isUnescaped ? UnsafeRawPointer(unescaped) : raw) + span.start, span.end &- span.start)
+    }
+
+    /// Scans a quoted field from `start` (after its opening quote) to its closing quote, copying it
+    /// 8 bytes a step into `unescaped` as it goes, each `""` as one quote: a word is stored whole,
+    /// and after a quote the copy goes on from the byte after it. Nil when the chunk ends first, or
+    /// the field is over the size limit.
+    @inline(__always)
+    private func scanQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> (field: Span, closingQuote: Int)? {
+        // Room for the rest of the chunk and a last whole word: no check per step.
+        if unescapedCapacity &- unescapedUsed < count &- start &+ 8 { growUnescaped(toHold: count &- start &+ 8) }
+        let target = unescaped
+        var source = start
+        var copied = unescapedUsed
+        var escapes = 0
+        while true {
+            while count &- source >= 8 {
+                let word = SWAR.load(raw + source)
+                (target + copied).storeBytes(of: word.littleEndian, as: UInt64.self)
+                let quotes = SWAR.bytesEqual(word, 0x22)
+                if quotes != 0 {
+                    let at = quotes.trailingZeroBitCount &>> 3
+                    source &+= at
+                    copied &+= at
+                    break
+                }
+                source &+= 8
+                copied &+= 8
+            }
+            if count &- source < 8 {
+                while source < count {
+                    let byte = raw.load(fromByteOffset: source, as: UInt8.self)
+                    if byte == 0x22 { break }
+                    target.storeBytes(of: byte, toByteOffset: copied, as: UInt8.self)
+                    source &+= 1
+                    copied &+= 1
+                }
+            }
+            // At a quote: the byte after it tells an escape from the field's end.
+            guard source &+ 1 < count else { return nil }
+            guard raw.load(fromByteOffset: source &+ 1, as: UInt8.self) == 0x22 else { break }
+            target.storeBytes(of: 0x22, toByteOffset: copied, as: UInt8.self)
+            escapes &+= 1
+            source &+= 2
+            copied &+= 1
+        }
+        guard source &- start <= CSVParser.maxFieldBytes else { return nil }
+        guard escapes > 0 else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        let field = Span(start: unescapedUsed, end: copied, isUnescaped: true)
+        unescapedUsed = copied
+        return (field, source)
+    }
+
+    @inline(never)
+    private func growUnescaped(toHold extra: Int) {
+        let capacity = max(2 * unescapedCapacity, unescapedUsed + extra)
+        let larger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        larger.copyMemory(from: unescaped, byteCount: unescapedUsed)
+        unescaped.deallocate()
+        unescaped = larger
+        unescapedCapacity = capacity
+    }
+
+    @inline(__always)
+    private func append(_ span: Span) {
+        if fieldCount == spanCapacity { growSpans() }
+        spans[fieldCount] = span
+        fieldCount &+= 1
+    }
+
+    @inline(never)
+    private func growSpans() {
+        let larger = UnsafeMutablePointer<Span>.allocate(capacity: 2 * spanCapacity)
+        larger.moveInitialize(from: spans, count: fieldCount)
+        spans.deallocate()
+        spans = larger
+        spanCapacity *= 2
+    }
+
+    /// In an unquoted field, the offset of the first comma, CR, LF or quote, or `count`. A word
+    /// with no byte below `-` (hex digits, letters, digits) holds none of them.
+    @inline(__always)
+    static func unquotedEnd(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+        var index = start
+        while true {
+            index = CSVRecordCounter.skipUnquoted(raw, from: index, count: count)
+            guard index < count else { return count }
+            switch raw.load(fromByteOffset: index, as: UInt8.self) {
+            case 0x2C, 0x0A, 0x0D, 0x22: return index
+            default: index &+= 1
+            }
+        }
+    }
+}
