@@ -29,11 +29,17 @@ public final class ResultLog {
         // A 2^11-entry hash table instead of level 1's default: these lines' matches are near
         // (the keys of the line before), and the small table stays in cache: `zstd -b1` on 83.6 MB
         // of result lines, 580–650 → 680–710 MB/s, and 4.77 → 4.84 × smaller.
-        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, appending: keptBytes != nil)
+        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, targetLength: ResultLog.targetLength,
+                                     appending: keptBytes != nil)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now
     }
+
+    /// The zstd fast strategy's acceleration (level 1's own is 0), literals still Huffman-coded:
+    /// callgrind per row (90k − 30k rows), zstd's share 5,400 → 4,077 instructions (−24 %) for a
+    /// log 6.8 % larger; 2 gave −15 % for +2.1 %, 8 gave −34 % for +18 % (benchmarks/RESULTS.md).
+    static let targetLength: Int32 = 4
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
