@@ -38,26 +38,34 @@ public enum Prescan {
     /// pass is made after it for the scan alone. The suspects are nil when no scan could finish.
     static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
                     duplicates: DuplicateScanRequest?) throws(InputFileError) -> PrescanResult {
-        func scan() -> DuplicateTokensScan? {
-            guard let duplicates, let header = try? readHeader(path: path, chunkSize: chunkSize) else { return nil }
+        // The header is read once, in small chunks: libcsv parsed the whole first 256 KiB chunk for
+        // it, twice a run: callgrind, Prescan.run of a 30k-row campaign 63.1 M -> 44.4 M instructions.
+        func scan(_ header: CSVHeader?) -> DuplicateTokensScan? {
+            guard let duplicates, let header else { return nil }
             return DuplicateTokensScan(header: header, defaultTopic: duplicates.defaultTopic, bloomBytes: duplicates.bloomBytes)
         }
         if requiresTopic {
             var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic)
-            if let scan = scan(), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
+            if let scan = scan(result.header), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
                 result.duplicateSuspects = scan.finish()
             }
             return result
         }
-        let scan = scan()
+        let knownHeader = try? readHeader(path: path, chunkSize: min(chunkSize, headerChunkSize))
+        let scan = scan(knownHeader)
         if let records = try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan) {
-            let header = try readHeader(path: path, chunkSize: chunkSize)
+            // Not read above (an error in its chunk): read as before, to throw what libcsv says.
+            let header: CSVHeader
+            if let knownHeader { header = knownHeader } else { header = try readHeader(path: path, chunkSize: chunkSize) }
             var result = PrescanResult(rows: max(0, records - 1), header: header)
             result.duplicateSuspects = scan?.finish()
             return result
         }
         return try parseAll(path: path, chunkSize: chunkSize)
     }
+
+    /// Bytes a read for the header alone takes at a time (a header is a line, a few hundred bytes).
+    static let headerChunkSize = 16 * 1024
 
     /// Records (the header's included), or nil when libcsv should look.
     private static func countRecords(path: String, chunkSize: Int,

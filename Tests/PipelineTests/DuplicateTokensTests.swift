@@ -58,6 +58,25 @@ import Transport
         #expect(result.duplicateSuspects?.count == 1)
     }
 
+    /// The prescan reads the header alone in small chunks; one longer than such a chunk is read
+    /// whole, and the columns after it (the topic here) are still found where they are.
+    @Test func aHeaderLongerThanTheHeaderReadsChunkStillLocatesTheColumns() throws {
+        let directory = try TemporaryDirectory()
+        let filler = (1...3000).map { "column_\($0)" }
+        let header = (["device_token"] + filler + ["topic"]).joined(separator: ",")
+        #expect(header.utf8.count > Prescan.headerChunkSize)
+        let token = String(repeating: "ef", count: 32)
+        let empties = String(repeating: ",", count: filler.count)
+        let path = try directory.write("c.csv", "\(header)\n\(token)\(empties),com.a\n\(token)\(empties),com.b\n"
+                                       + "\(token)\(empties),com.a\n")
+        let result = try Prescan.run(path: path, duplicates: DuplicateScanRequest(defaultTopic: nil, bloomBytes: 1 << 20))
+        #expect(result.rows == 3)
+        #expect(result.header.fieldCount == filler.count + 2)
+        #expect(result.header.has(.topic))
+        // Rows 1 and 3 share token and topic; row 2's other topic makes it another notification.
+        #expect(result.duplicateSuspects?.count == 1)
+    }
+
     /// Rows 1...`rows` with distinct tokens, plus copies: row `rows + k` repeats row `k`'s token.
     static func campaign(rows: Int, copies: Int) -> String {
         var csv = "device_token\n"
