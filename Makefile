@@ -7,6 +7,8 @@ DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config
 # What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
 # (and venv, for BENCH_PEER=1), openssl.
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
+# Scenario 7 (issue 20's instructions per row): callgrind, on a copy of the binary without debug info (objcopy).
+BENCH_DEB_PACKAGES += valgrind binutils
 # What only the tests need on top: faketime runs `send` with a clock behind APNs'.
 TEST_DEB_PACKAGES := faketime
 # promtool (Debian prometheus) and the real Pushgateway for the metrics tests.

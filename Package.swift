@@ -39,7 +39,7 @@ let package = Package(
         // The zstd file reader and writer, shared by Pipeline's files and MockAPNs' record file.
         .target(name: "ZstdFile", dependencies: ["CZstd"]),
         .target(name: "Pipeline", dependencies: [
-            "APNs", "Transport", "ZstdFile", "CCSV",
+            "APNs", "Transport", "ZstdFile", "CCSV", "CLinux",
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
         .target(name: "MockAPNs", dependencies: ["APNs", "Transport", "ZstdFile"]),

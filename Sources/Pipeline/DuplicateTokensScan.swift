@@ -33,24 +33,34 @@ final class DuplicateTokensScan {
     private let topic: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var tokenCount = 0
     @exclusivity(unchecked) private var topicCount = 0
+    /// Hashes whose filter block is being fetched, inserted `insertDelay` rows later in the same
+    /// order (so the suspects are the same): the insert then finds its block in cache instead of
+    /// stalling on it. A ring owned here (freed in deinit).
+    private let delayed: UnsafeMutablePointer<UInt64>
+    @exclusivity(unchecked) private var delayedCount = 0
+    @exclusivity(unchecked) private var delayedHead = 0
+    static let insertDelay = 4
 
     /// - Parameters:
     ///   - header: the input's header (which fields hold the token and the topic).
     ///   - defaultTopic: `--topic`, the key's topic for a row with an empty one.
     ///   - bloomBytes: the filter's size (a test makes it tiny, so that nearly every row is a suspect).
-    init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int) {
+    ///   - hugePages: the filter on 2 MiB pages (`DuplicateBloom`), for an input that touches all of it.
+    init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int, hugePages: Bool = false) {
         tokenField = header.fieldIndex(.deviceToken) ?? -1
         topicField = header.fieldIndex(.topic) ?? -1
         let topic = Array((defaultTopic ?? "").utf8)
         defaultTopicHash = topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
-        bloom = DuplicateBloom(bytes: bloomBytes)
+        bloom = DuplicateBloom(bytes: bloomBytes, hugePages: hugePages)
         token = .allocate(capacity: Self.captureLimit)
         self.topic = .allocate(capacity: Self.captureLimit)
+        delayed = .allocate(capacity: Self.insertDelay)
     }
 
     deinit {
         token.deallocate()
         topic.deallocate()
+        delayed.deallocate()
     }
 
     /// A field begins at `index` of the chunk (after a quoted field's opening quote).
@@ -117,6 +127,19 @@ final class DuplicateTokensScan {
         let topicHash = topicCount == 0 ? defaultTopicHash
             : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
         let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash)
+        bloom.prefetch(hash)
+        if delayedCount == Self.insertDelay {
+            insert(delayed[delayedHead])
+            delayed[delayedHead] = hash
+            delayedHead = delayedHead == Self.insertDelay - 1 ? 0 : delayedHead + 1
+        } else {
+            delayed[(delayedHead + delayedCount) % Self.insertDelay] = hash
+            delayedCount += 1
+        }
+    }
+
+    @inline(__always)
+    private func insert(_ hash: UInt64) {
         guard bloom.insert(hash) else { return }
         suspect(hash)
     }
@@ -130,6 +153,11 @@ final class DuplicateTokensScan {
     /// The scan is over: the suspects come sorted, each once; nil when the scan could not finish.
     func finish() -> [UInt64]? {
         guard !incomplete else { return nil }
+        while delayedCount > 0 {
+            insert(delayed[delayedHead])
+            delayedHead = delayedHead == Self.insertDelay - 1 ? 0 : delayedHead + 1
+            delayedCount -= 1
+        }
         compact()
         return suspects
     }

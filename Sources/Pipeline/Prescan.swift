@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// What a prescan learned: the data row count (for progress and ETA) and the header.
 public struct PrescanResult: Sendable, Equatable {
     /// Data rows, header excluded.
@@ -38,26 +42,44 @@ public enum Prescan {
     /// pass is made after it for the scan alone. The suspects are nil when no scan could finish.
     static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
                     duplicates: DuplicateScanRequest?) throws(InputFileError) -> PrescanResult {
-        func scan() -> DuplicateTokensScan? {
-            guard let duplicates, let header = try? readHeader(path: path, chunkSize: chunkSize) else { return nil }
-            return DuplicateTokensScan(header: header, defaultTopic: duplicates.defaultTopic, bloomBytes: duplicates.bloomBytes)
+        // The header is read once, in small chunks: libcsv parsed the whole first 256 KiB chunk for
+        // it, twice a run: callgrind, Prescan.run of a 30k-row campaign 63.1 M -> 44.4 M instructions.
+        func scan(_ header: CSVHeader?) -> DuplicateTokensScan? {
+            guard let duplicates, let header else { return nil }
+            return DuplicateTokensScan(header: header, defaultTopic: duplicates.defaultTopic, bloomBytes: duplicates.bloomBytes,
+                                       hugePages: fileSize(path) >= hugePageInputBytes)
         }
         if requiresTopic {
             var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic)
-            if let scan = scan(), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
+            if let scan = scan(result.header), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
                 result.duplicateSuspects = scan.finish()
             }
             return result
         }
-        let scan = scan()
+        let knownHeader = try? readHeader(path: path, chunkSize: min(chunkSize, headerChunkSize))
+        let scan = scan(knownHeader)
         if let records = try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan) {
-            let header = try readHeader(path: path, chunkSize: chunkSize)
+            // Not read above (an error in its chunk): read as before, to throw what libcsv says.
+            let header: CSVHeader
+            if let knownHeader { header = knownHeader } else { header = try readHeader(path: path, chunkSize: chunkSize) }
             var result = PrescanResult(rows: max(0, records - 1), header: header)
             result.duplicateSuspects = scan?.finish()
             return result
         }
         return try parseAll(path: path, chunkSize: chunkSize)
     }
+
+    /// An input this large (~100k rows) touches every 4 KiB page of the duplicate filter anyway: on
+    /// 2 MiB pages it costs no more RSS, and its inserts no TLB misses.
+    static let hugePageInputBytes = 32 << 20
+
+    private static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// Bytes a read for the header alone takes at a time (a header is a line, a few hundred bytes).
+    static let headerChunkSize = 16 * 1024
 
     /// Records (the header's included), or nil when libcsv should look.
     private static func countRecords(path: String, chunkSize: Int,

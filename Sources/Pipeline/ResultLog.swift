@@ -25,15 +25,22 @@ public final class ResultLog {
         }
         self.path = path
         // Level 1, not zstd's default 3: at level 3 compression was a tenth of `send`'s CPU
-        // (benchmarks/RESULTS.md); JSON lines this repetitive still shrink about tenfold at level 1.
+        // (benchmarks/RESULTS.md); these JSON lines still shrink about fivefold at level 1 (the random
+        // hex of tokens and apns-ids is most of what is left).
         // A 2^11-entry hash table instead of level 1's default: these lines' matches are near
         // (the keys of the line before), and the small table stays in cache: `zstd -b1` on 83.6 MB
         // of result lines, 580–650 → 680–710 MB/s, and 4.77 → 4.84 × smaller.
-        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, appending: keptBytes != nil)
+        writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, targetLength: ResultLog.targetLength,
+                                     appending: keptBytes != nil)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now
     }
+
+    /// The zstd fast strategy's acceleration (level 1's own is 0), literals still Huffman-coded:
+    /// callgrind per row (90k − 30k rows), zstd's share ~5.1k → ~3.7k instructions (−27 %) for a
+    /// log 6.8 % larger; 2 gave less for +2.1 %, 8 little more for +18 % (benchmarks/RESULTS.md).
+    static let targetLength: Int32 = 4
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {

@@ -58,6 +58,52 @@ import Transport
         #expect(result.duplicateSuspects?.count == 1)
     }
 
+    /// The prescan inserts each key into the filter a few rows after it fetched its block: a copy
+    /// within those few rows, and one in the very last row (inserted when the scan finishes), are
+    /// suspects all the same.
+    @Test func copiesCloserThanTheInsertDelayAndInTheLastRowAreSuspects() throws {
+        let directory = try TemporaryDirectory()
+        let tokens = (0..<40).map { String(format: "%064x", $0 + 1) }
+        var rows = tokens
+        rows.insert(tokens[3], at: 5)  // 1 row after its first: within the delay
+        rows.append(tokens[30])  // the last row: only finish() inserts it
+        let path = try directory.write("c.csv", "device_token\n" + rows.map { $0 + "\n" }.joined())
+        let hashes = try Self.readerHashes(path)
+        let result = try Prescan.run(path: path, chunkSize: 64,
+                                     duplicates: DuplicateScanRequest(defaultTopic: Self.topic, bloomBytes: 1 << 20))
+        #expect(DuplicateTokensScan.insertDelay > 1)
+        #expect(Set(try #require(result.duplicateSuspects)) == [hashes[3], hashes[30 + 1]])
+    }
+
+    /// On 2 MiB pages (a large input) the filter holds what it held on 4 KiB ones.
+    @Test func aFilterOnHugePagesFindsEveryKeyInsertedBefore() {
+        let bloom = DuplicateBloom(bytes: 4 << 20, hugePages: true)
+        var generator = SystemRandomNumberGenerator()
+        let keys = (0..<20000).map { _ in generator.next() as UInt64 }
+        let firstTime = keys.filter { bloom.insert($0) }.count
+        #expect(firstTime < 10)
+        #expect(keys.allSatisfy { bloom.insert($0) })
+    }
+
+    /// The prescan reads the header alone in small chunks; one longer than such a chunk is read
+    /// whole, and the columns after it (the topic here) are still found where they are.
+    @Test func aHeaderLongerThanTheHeaderReadsChunkStillLocatesTheColumns() throws {
+        let directory = try TemporaryDirectory()
+        let filler = (1...3000).map { "column_\($0)" }
+        let header = (["device_token"] + filler + ["topic"]).joined(separator: ",")
+        #expect(header.utf8.count > Prescan.headerChunkSize)
+        let token = String(repeating: "ef", count: 32)
+        let empties = String(repeating: ",", count: filler.count)
+        let path = try directory.write("c.csv", "\(header)\n\(token)\(empties),com.a\n\(token)\(empties),com.b\n"
+                                       + "\(token)\(empties),com.a\n")
+        let result = try Prescan.run(path: path, duplicates: DuplicateScanRequest(defaultTopic: nil, bloomBytes: 1 << 20))
+        #expect(result.rows == 3)
+        #expect(result.header.fieldCount == filler.count + 2)
+        #expect(result.header.has(.topic))
+        // Rows 1 and 3 share token and topic; row 2's other topic makes it another notification.
+        #expect(result.duplicateSuspects?.count == 1)
+    }
+
     /// Rows 1...`rows` with distinct tokens, plus copies: row `rows + k` repeats row `k`'s token.
     static func campaign(rows: Int, copies: Int) -> String {
         var csv = "device_token\n"
