@@ -344,5 +344,6 @@ public final class Campaign: Sendable {
             }
             writerDone.wait(timeoutSeconds: 0.02)
         }
+        if shared.router != nil, !control.isStopping { Self.announceUnhandledStops(shared, handled: groupsHandled) }
     }
 }

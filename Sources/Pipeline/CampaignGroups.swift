@@ -137,17 +137,27 @@ extension Campaign {
             for (number, handle) in workers where number == group.index {
                 handle.reactor.execute { handle.worker.value.beginStopping() }
             }
-            let key = "\(group.label ?? "the key") in \(group.environment.rawValue)"
-            switch group.control.stopCause {
-            case .credentialsRefused(let reason)?:
-                shared.warn("APNs refused key \(key) (\(reason)): its unfinished rows end aborted \(reason); the other "
-                            + "keys' rows go on (exit 2). \(StopCause.credentialAdvice(reason)) Then run the same command with --resume.")
-            case let cause?:
-                shared.warn("stopped sending with key \(key): \(cause.message) Its unfinished rows end "
-                            + "\(cause.outcomeForUnfinishedRows.rawValue) \(cause.reasonForUnfinishedRows); the other keys' rows go on.")
-            case nil:
-                break
-            }
+            announceStop(of: group, shared)
+        }
+    }
+
+    /// A run that ends before the watch's next turn (a short campaign) still names every group
+    /// that stopped: what the watch did not handle is said now.
+    static func announceUnhandledStops(_ shared: CampaignShared, handled: [Bool]) {
+        for group in shared.groups where !handled[group.index] && group.control.isStopping { announceStop(of: group, shared) }
+    }
+
+    private static func announceStop(of group: CredentialGroup, _ shared: CampaignShared) {
+        let key = "\(group.label ?? "the key") in \(group.environment.rawValue)"
+        switch group.control.stopCause {
+        case .credentialsRefused(let reason)?:
+            shared.warn("APNs refused key \(key) (\(reason)): its unfinished rows end aborted \(reason); the other "
+                        + "keys' rows go on (exit 2). \(StopCause.credentialAdvice(reason)) Then run the same command with --resume.")
+        case let cause?:
+            shared.warn("stopped sending with key \(key): \(cause.message) Its unfinished rows end "
+                        + "\(cause.outcomeForUnfinishedRows.rawValue) \(cause.reasonForUnfinishedRows); the other keys' rows go on.")
+        case nil:
+            break
         }
     }
 }
