@@ -154,7 +154,8 @@ public final class Campaign: Sendable {
         let template = try Self.bind(configuration.payloadTemplate, to: source.header, path: configuration.inputPath)
         try Self.prepareGroups(&columns, header: source.header, configuration: configuration)
         if configuration.dryRun {
-            return try dryRun(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template)
+            return try dryRun(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template,
+                              columns: columns)
         }
         return try send(source, expectedRows: expectedRows, claim: claim, duplicateSuspects: suspects, template: template,
                         members: members, columns: columns)

@@ -32,8 +32,7 @@ final class CampaignShared: Sendable {
     /// Rows `NoCredentialsForTopic` by (topic, environment), as the reader counted them.
     let noCredentials = Mutex<[NoCredentialsKey: Int]>([:])
     var noCredentialCounts: [(topic: String, environment: String, rows: Int)] {
-        noCredentials.withLock { $0 }.map { ($0.key.topic, $0.key.environment.rawValue, $0.value) }
-            .sorted { ($0.topic, $0.environment) < ($1.topic, $1.environment) }
+        NoCredentialsTally.counts(noCredentials.withLock { $0 })
     }
 
     private let readyConnections = Atomic<Int>(0)

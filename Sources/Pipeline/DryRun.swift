@@ -1,12 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `--dry-run`: every row read and checked by the same `RowDecoder` as a real run (same
 /// rejections, same reasons), on the calling thread, with no reactor, no DNS lookup and no
 /// connection. The result files are a real run's, less what only APNs could say:
 /// results.jsonl.zst holds the rejected rows' records (rows that would be sent get none: their
 /// outcome would be APNs'), dead-tokens.csv only its header, and summary.json `would_send`.
-/// campaign.json is not written: the directory is no campaign to `--resume`.
+/// campaign.json is not written: the directory is no campaign to `--resume`. With several
+/// credentials each row is routed by the real run's `CredentialRouter`, so the rows it would
+/// reject (`NoCredentialsForTopic`, `UnknownKeyId`, `InvalidEnvironment`) are rejected here too,
+/// named on stderr and in summary.json's `no_credentials`, and are not counted as would-send.
 extension Campaign {
     func dryRun<Source: RowSource>(_ source: Source, expectedRows: Int?, claim: CampaignDirectory.Claim,
-                                   duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil) throws -> Result {
+                                   duplicateSuspects: [UInt64]? = nil, template: BoundPayloadTemplate? = nil,
+                                   columns: GroupColumns? = nil) throws -> Result {
         let configuration = claim.configuration
         let directory = configuration.outputDirectory
         let log: ResultLog
@@ -21,6 +29,14 @@ extension Campaign {
                                  auth: configuration.authentication.kind, template: template)
         let duplicates = configuration.allowDuplicates ? nil
             : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
+        let router = configuration.credentials.isEmpty ? nil : CredentialRouter(configuration: configuration)
+        let columns = columns ?? Self.groupColumns(configuration)
+        if router != nil, CampaignShared.labelsRecords(configuration) { log.labels = RecordLabels(configuration: configuration) }
+        var noCredentials = NoCredentialsTally()
+        let warn = { (line: String) in
+            let bytes = Array(((configuration.showProgress ? "\r" : "") + line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
         let startedAt = ContinuousClock.now
         let progress = configuration.showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
         var summary = Summary(rows: 0)
@@ -28,6 +44,10 @@ extension Campaign {
         var lastRow = 0
         var writeError: String?
         func record(_ result: consuming RowResult) {
+            if let labels = log.labels, result.environmentCode != 0 {
+                summary.groups = summary.groups ?? GroupCounts()
+                summary.groups?.add(result.outcome, environment: labels.fields(of: result).environment, keyID: nil, fallbackFrom: nil)
+            }
             summary.add(result)
             guard writeError == nil else { return }
             do { try log.append(result) } catch { writeError = error.description }
@@ -46,6 +66,22 @@ extension Campaign {
                            let first = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index)) {
                             record(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
                                              reason: DuplicateTokens.reason, duplicateOf: first))
+                        } else if let router {
+                            let topic = job.headers?.values.topic ?? decoder.defaults.topic
+                            switch router.route(environment: columns.environmentSlot.flatMap { batch.field(slot: $0, at: index) },
+                                                keyID: columns.keyIDSlot.flatMap { batch.field(slot: $0, at: index) }, topic: topic) {
+                            case .group:
+                                wouldSend += 1
+                            case .rejected(let reason, let environment):
+                                if reason == .noCredentialsForTopic, let environment {
+                                    noCredentials.note(topic: topic, environment, warn: warn)
+                                }
+                                record(job.record(.rejected, reason: reason.rawValue, environment: environment))
+                            case .noEndpoint(let environment):
+                                // Only without the prescan (which stops the run first): as the reader does.
+                                noCredentials.note(topic: topic, environment, warn: warn)
+                                record(job.record(.rejected, reason: LocalReason.noCredentialsForTopic.rawValue, environment: environment))
+                            }
                         } else {
                             wouldSend += 1
                         }
@@ -68,6 +104,10 @@ extension Campaign {
 
         summary.rows = summary.counts.total + wouldSend
         summary.wouldSend = wouldSend
+        if router != nil, CampaignShared.labelsRecords(configuration) || !noCredentials.rows.isEmpty {
+            summary.groups = summary.groups ?? GroupCounts()
+            summary.groups?.noCredentials = NoCredentialsTally.counts(noCredentials.rows)
+        }
         summary.inputStop = source.stoppedAt
         summary.elapsedSeconds = ProgressLine.seconds(ContinuousClock.now - startedAt)
         summary.connections = configuration.connections

@@ -21,7 +21,7 @@ struct GroupHandOff {
     private var pending: [[Job]]
     private var parkedCount = 0
     /// Rows `NoCredentialsForTopic` by (topic, environment), for stderr (once a pair) and the summary.
-    private(set) var noCredentials: [NoCredentialsKey: Int] = [:]
+    private(set) var noCredentials = NoCredentialsTally()
     static let parkBudget = 32_768
 
     init(groups: [CredentialGroup], router: CredentialRouter, environmentSlot: Int?, keyIDSlot: Int?, labelsRecords: Bool) {
@@ -50,23 +50,14 @@ struct GroupHandOff {
                 pending[number].append(job)
             }
         case .rejected(let reason, let environment):
-            if reason == .noCredentialsForTopic, let environment { note(topic: topic, environment, warn: warn) }
+            if reason == .noCredentialsForTopic, let environment { noCredentials.note(topic: topic, environment, warn: warn) }
             records.append(job.record(.rejected, reason: reason.rawValue, environment: environment))
         case .noEndpoint(let environment):
             // Found by the prescan, or refused before sending without one; a key's own
             // environment can still lead here (a stream): no credential can send it.
-            note(topic: topic, environment, warn: warn)
+            noCredentials.note(topic: topic, environment, warn: warn)
             records.append(job.record(.rejected, reason: LocalReason.noCredentialsForTopic.rawValue, environment: environment))
         }
-    }
-
-    private mutating func note(topic: String?, _ environment: APNsEnvironment, warn: (String) -> Void) {
-        let key = NoCredentialsKey(topic: topic ?? "", environment: environment)
-        if noCredentials[key] == nil {
-            warn("warning: no key or certificate serves topic \(topic ?? "(none)") in \(environment.rawValue): its rows are "
-                 + "rejected NoCredentialsForTopic (summary.json's no_credentials counts them)")
-        }
-        noCredentials[key, default: 0] += 1
     }
 
     /// Offers every group its pending rows without waiting; waits only while more than
@@ -101,10 +92,4 @@ struct GroupHandOff {
             group.stop.recordQueuedWork()
         }
     }
-}
-
-/// A (topic, environment) pair no credential serves.
-struct NoCredentialsKey: Hashable, Sendable {
-    var topic: String
-    var environment: APNsEnvironment
 }

@@ -103,7 +103,7 @@ final class Reader<Source: RowSource>: Sendable {
         hand(&jobs, &records)
         if var groups {
             groups.finish()
-            shared.noCredentials.withLock { $0 = groups.noCredentials }
+            shared.noCredentials.withLock { $0 = groups.noCredentials.rows }
         }
         shared.work.close()
         shared.stop.recordQueuedWork()

@@ -13,6 +13,11 @@ struct RecordLabels: Sendable {
         lanes = groups.map { ($0.environment, $0.label ?? "") }
     }
 
+    /// The same lanes, before any group is made (a dry run makes none).
+    init(configuration: CampaignConfiguration) {
+        lanes = CredentialGroup.layout(of: configuration).map { ($0.environment, configuration.credentials[$0.credential].label) }
+    }
+
     /// What `record` adds to the line, as strings (all nil for a record without labels).
     func fields(of record: borrowing RowResult) -> (environment: String?, keyID: String?, fallbackFrom: String?) {
         let lane = Int(record.lane)

@@ -60,7 +60,11 @@ struct SendSetup {
         for item in plan.items {
             switch item.target {
             case .mock:
-                if command.dryRun { continue }  // a dry run connects to nothing: no mock to start
+                if command.dryRun {  // a dry run connects to nothing: no mock to start
+                    // With several credentials the rows still need each mock's environment served.
+                    if !single { Self.dryRunMocks(mockEnvironments, &endpoints, &endpointEnvironments, &proxies) }
+                    continue
+                }
                 if mock == nil {
                     let started = try EmbeddedMocks.start(environments: mockEnvironments, options: command.mockOptions,
                                                           keys: try credentials.mockKeys(),

@@ -34,4 +34,16 @@ extension SendSetup {
             }
         }
     }
+
+    /// `--endpoint mock` in a dry run with several credentials: no mock starts, but each
+    /// environment one would play gets a stand-in endpoint ("mock:0", never connected to), so the
+    /// dry run routes rows as the rehearsal would instead of finding their environment unserved.
+    static func dryRunMocks(_ environments: [APNsEnvironment], _ endpoints: inout [Endpoint],
+                            _ endpointEnvironments: inout [APNsEnvironment], _ proxies: inout [HTTPProxy?]) {
+        for environment in environments {
+            endpoints.append(Endpoint(host: "mock", port: 0))
+            endpointEnvironments.append(environment)
+            proxies.append(nil)
+        }
+    }
 }
