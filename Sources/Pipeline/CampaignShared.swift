@@ -62,7 +62,8 @@ final class CampaignShared: Sendable {
                              auth: configuration.authentication.kind, template: template)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
         pacer = configuration.rate.map { Pacer(rate: $0) }
-        groups = CredentialGroup.groups(for: configuration, run: control, work: work, stop: stop, outcomes: outcomes)
+        groups = CredentialGroup.groups(for: configuration, run: control, work: work, stop: stop, outcomes: outcomes,
+                                        refusals: refusals)
         router = configuration.credentials.isEmpty ? nil : CredentialRouter(configuration: configuration)
         labels = Self.labelsRecords(configuration) ? RecordLabels(groups: groups) : nil
         endpoints = Mutex(Array(repeating: EndpointHealth(), count: configuration.endpoints.count))
@@ -79,32 +80,9 @@ final class CampaignShared: Sendable {
 
     var readyConnectionCount: Int { readyConnections.load(ordering: .relaxed) }
 
-    /// Run-wide values APNs refused for good (`RowHeaders.Columns` bits): the rows that use one
-    /// are not sent; each ends `aborted` with the reason (`refusals`).
-    let refusedRunWide = Atomic<UInt8>(0)
-    private let refusals = Mutex<[(column: RowHeaders.Columns, reason: String)]>([])
-
-    /// APNs refused the run's value of `column` with `reason` `--abort-after` times in a row:
-    /// from now on the rows that use it end `aborted`; the first refusal of a column warns.
-    func refuseRunWide(_ column: RowHeaders.Columns, reason: String) {
-        let first = refusals.withLock { list -> Bool in
-            guard !list.contains(where: { $0.column == column }) else { return false }
-            list.append((column, reason))
-            return true
-        }
-        guard first else { return }
-        refusedRunWide.bitwiseOr(column.rawValue, ordering: .releasing)
-        warn("warning: stopped sending the rows that use the run's \(column.flag): APNs answered \(reason); they are "
-                  + "recorded aborted, rows with a \(column.csvColumn) column of their own go on. Fix \(column.flag) "
-                  + "and run the same command with --resume to send them.")
-    }
-
-    /// The reason a job is not to be sent, when it uses a run-wide value in `refused`.
-    func refusal(of job: Job, refused: UInt8) -> String? {
-        let own = job.headers?.own.rawValue ?? 0
-        guard refused & ~own != 0 else { return nil }
-        return refusals.withLock { list in list.first { $0.column.rawValue & refused & ~own != 0 }?.reason }
-    }
+    /// Run-wide values APNs refused for good, a one-credential run's (its one group's); with
+    /// several credentials each group has its own (`CredentialGroup.refusals`).
+    let refusals = RunWideRefusals()
 
     func noteConnectionReady(endpointIndex: Int) {
         readyConnections.add(1, ordering: .relaxed)

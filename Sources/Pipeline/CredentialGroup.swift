@@ -30,6 +30,8 @@ final class CredentialGroup: Sendable {
     let control: RunControl
     /// What this group's unfinished rows become when it (or the run) stops.
     let stop: RunStop
+    /// The run-wide values APNs refused this group's key (the run's own set for a one-credential run).
+    let refusals: RunWideRefusals
     /// An answer that is not a credentials 403 came: this group's connections open their stream
     /// slots fully from now on (APNs accepts this key).
     let settingsAccepted = Atomic<Bool>(false)
@@ -46,7 +48,7 @@ final class CredentialGroup: Sendable {
 
     init(index: Int, environment: APNsEnvironment, label: String?, credentialIndex: Int,
          authentication: CampaignConfiguration.Authentication, tls: TLSContext, endpointIndices: [Int],
-         work: HandOffQueue<Job>, control: RunControl, stop: RunStop) {
+         work: HandOffQueue<Job>, control: RunControl, stop: RunStop, refusals: RunWideRefusals) {
         self.index = index
         self.environment = environment
         self.label = label
@@ -57,6 +59,7 @@ final class CredentialGroup: Sendable {
         self.work = work
         self.control = control
         self.stop = stop
+        self.refusals = refusals
     }
 
     /// `job` goes on in this group (its worker thread gave it up); never waits.
@@ -98,12 +101,12 @@ extension CredentialGroup {
     /// The groups of a run: one per credential and environment it serves (in the credentials'
     /// order, production first), or the run's one group when `credentials` is empty.
     static func groups(for configuration: CampaignConfiguration, run control: RunControl, work: HandOffQueue<Job>,
-                       stop: RunStop, outcomes: HandOffQueue<RowResult>) -> [CredentialGroup] {
+                       stop: RunStop, outcomes: HandOffQueue<RowResult>, refusals: RunWideRefusals) -> [CredentialGroup] {
         guard !configuration.credentials.isEmpty else {
             return [CredentialGroup(index: 0, environment: configuration.environment, label: nil, credentialIndex: -1,
                                     authentication: configuration.authentication, tls: configuration.tls,
                                     endpointIndices: Array(configuration.endpoints.indices), work: work,
-                                    control: control, stop: stop)]
+                                    control: control, stop: stop, refusals: refusals)]
         }
         var groups: [CredentialGroup] = []
         for (credentialIndex, environment, endpoints) in layout(of: configuration) {
@@ -121,7 +124,8 @@ extension CredentialGroup {
                 index: groups.count, environment: environment, label: credential.label,
                 credentialIndex: credentialIndex, authentication: authentication, tls: tls,
                 endpointIndices: endpoints, work: queue, control: groupControl,
-                stop: RunStop(control: groupControl, work: queue, outcomes: outcomes, run: control)))
+                stop: RunStop(control: groupControl, work: queue, outcomes: outcomes, run: control),
+                refusals: RunWideRefusals(owner: "key \(credential.label) in \(environment.rawValue)")))
         }
         return groups
     }

@@ -155,7 +155,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let templates = templates(for: token, runHeaders: runHeaders)
         if !settingsAccepted { settingsAccepted = group.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
-        let refused = shared.refusedRunWide.load(ordering: .acquiring)
+        let refused = group.refusals.refused.load(ordering: .acquiring)
         var permits = shared.pacer.map { $0.take(upTo: connection.freeStreamSlots, now: Reactor.monotonicNanoseconds()) } ?? .max
         while permits > 0, connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
               let job = nextJob(for: slot) {

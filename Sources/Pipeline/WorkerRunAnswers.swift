@@ -53,9 +53,9 @@ extension Worker {
         }
     }
 
-    /// Feeds the answer to the run's detectors. A run-wide value (`--topic`, ...) refused
-    /// `--abort-after` times in a row is refused for good: this row, and every row that uses the
-    /// value and is not answered yet, end `aborted`; the others go on. Returns true when the row
+    /// Feeds the answer to the run's detectors (its group's). A run-wide value (`--topic`, ...)
+    /// refused `--abort-after` times in a row is refused for good: this row, and every row of the
+    /// group that uses the value and is not answered yet, end `aborted`; the others go on. Returns true when the row
     /// is settled here. A row's own column refused is that row's failure (`RowHeaders.runWideRefusal`).
     func settleRunWideRefusal(_ job: Job, answer: Response, response: H2Response, latency: Double,
                               on connection: ClientConnection) -> Bool {
@@ -63,14 +63,14 @@ extension Worker {
         guard control.recordAnswer(delivered: answer.status == 200, badDeviceToken: answer.reason == .badDeviceToken,
                                    setupReason: refused == nil ? nil : answer.reasonText),
               let refused, let reason = answer.reasonText else { return false }
-        shared.refuseRunWide(refused, reason: reason)
+        group.refusals.refuse(refused, reason: reason, warn: shared.warn)
         abortRow(job, answer: answer, reason: reason, response: response, latency: latency, connection: connection)
         return true
     }
 
     /// `job` uses a run-wide value APNs refused for good: it ends `aborted` with that reason, unsent.
     func abortIfRefused(_ job: Job, refused: UInt8) -> Bool {
-        guard let reason = shared.refusal(of: job, refused: refused) else { return false }
+        guard let reason = group.refusals.refusal(of: job, refused: refused) else { return false }
         finish(job.record(.aborted, reason: reason))
         schedulePublish()
         return true
