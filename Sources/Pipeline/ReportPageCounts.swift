@@ -68,6 +68,22 @@ extension ReportPage {
             }
             html += table(rows)
         }
+        html += deadByEnvironment(campaign.summary.detail.deadByEnvironment)
         return section("dead-tokens", "Dead tokens", html)
+    }
+
+    /// With several environments in play: the dead tokens of each, by reason. A token APNs calls
+    /// dead in sandbox belongs to a TestFlight or debug build, so its cleanup is another list's.
+    static func deadByEnvironment(_ dead: [DeadTokenKey: Int]) -> String {
+        guard !dead.isEmpty else { return "" }
+        var rows = ["<tr><th>Reason</th><th>Environment</th><th class=\"n\">Tokens</th></tr>"]
+        let ordered = dead.sorted { ($0.key.environment, $1.value, $0.key.reason) < ($1.key.environment, $0.value, $1.key.reason) }
+        for (key, count) in ordered {
+            let reason = HTMLText.escape(key.reason), environment = HTMLText.escape(key.environment)
+            rows.append("<tr data-dead-by-environment=\"\(reason) \(environment)\" data-count=\"\(count)\"><td><code>\(reason)</code></td>"
+                        + "<td>\(environment)</td><td class=\"n\">\(HTMLText.count(count))</td></tr>")
+        }
+        return "<p>By environment: a token dead in sandbox (a TestFlight or debug build's) is not dead in production, "
+            + "and the other way round; each record's <code>environment</code> says which.</p>\n" + table(rows)
     }
 }

@@ -117,6 +117,9 @@ final class ResultWriter: @unchecked Sendable {
             let fields = labels.fields(of: record)
             summary.groups?.add(record.outcome, environment: fields.environment, keyID: fields.keyID,
                                 fallbackFrom: fields.fallbackFrom)
+            if record.outcome.isDeadToken, let environment = fields.environment {
+                summary.detail.addDead(reason: record.reason, environment: environment)
+            }
         }
         if let latency = record.latencyMs, record.status != 0 { latencyBuckets.record(milliseconds: latency) }
         guard writeError == nil else { return }

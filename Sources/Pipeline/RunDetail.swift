@@ -14,6 +14,10 @@ public struct RunDetail: Sendable {
     private var split = false
     /// Dead tokens (unregistered, bad_token) by reason: what dead-tokens.csv holds, counted.
     public var deadByReason: [String: Int] = [:]
+    /// The same by reason and environment, when records name their environment (several
+    /// credentials or environments in play): a token dead in sandbox (a TestFlight or debug
+    /// build's) is cleaned up apart from one dead in production. Empty otherwise.
+    public var deadByEnvironment: [DeadTokenKey: Int] = [:]
     /// The endpoint of the last answer: a run sends to a few, so the search is nearly always one compare.
     private var lastEndpoint = 0
 
@@ -38,6 +42,11 @@ public struct RunDetail: Sendable {
             split = true
         }
         recordLatency(milliseconds: latency, endpoint: endpoint)
+    }
+
+    /// Counts a dead token's record (already counted by `add`) under its environment too.
+    mutating func addDead(reason: String?, environment: String) {
+        deadByEnvironment[DeadTokenKey(reason: reason ?? "", environment: environment), default: 0] += 1
     }
 
     /// Fills in the one endpoint's histogram from the summary's (`overall`), as a second endpoint would.
@@ -70,6 +79,7 @@ public struct RunDetail: Sendable {
         other.materialize(overall: others)
         for index in attempts.indices { attempts[index] += other.attempts[index] }
         for (reason, count) in other.deadByReason { deadByReason[reason, default: 0] += count }
+        for (key, count) in other.deadByEnvironment { deadByEnvironment[key, default: 0] += count }
         for (endpoint, latency) in zip(other.endpoints, other.endpointLatency) {
             if let index = endpoints.firstIndex(of: endpoint) {
                 endpointLatency[index].add(latency)
@@ -78,5 +88,16 @@ public struct RunDetail: Sendable {
                 endpointLatency.append(latency)
             }
         }
+    }
+}
+
+/// A dead-token reason in one environment (`RunDetail.deadByEnvironment`).
+public struct DeadTokenKey: Hashable, Sendable {
+    public var reason: String
+    public var environment: String
+
+    public init(reason: String, environment: String) {
+        self.reason = reason
+        self.environment = environment
     }
 }

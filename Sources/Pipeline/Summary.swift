@@ -62,6 +62,9 @@ public struct Summary: Sendable {
             groups = groups ?? GroupCounts()
             groups?.add(record.outcome, environment: record.environment, keyID: record.keyID,
                         fallbackFrom: record.environmentFallbackFrom)
+            if record.outcome.isDeadToken, let environment = record.environment {
+                detail.addDead(reason: record.reason, environment: environment)
+            }
         }
     }
 

@@ -225,5 +225,9 @@ import Testing
         }
         #expect(try run.deadTokens.map { $0[0] }.sorted() == deadTokens.sorted(), "only tokens refused in both")
         #expect(try sandbox.records().count == 13, "only the rows production refused were tried in sandbox")
+        // The report page counts the dead tokens by environment: the three were refused last in sandbox.
+        let page = try String(contentsOfFile: run.outDirectory + "/report.html", encoding: .utf8)
+        #expect(page.contains("data-dead-by-environment=\"BadDeviceToken sandbox\" data-count=\"3\"")
+                && page.components(separatedBy: "data-dead-by-environment=").count == 2, "dead tokens by environment on report.html")
     }
 }

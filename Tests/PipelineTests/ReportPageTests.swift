@@ -74,6 +74,30 @@ import Testing
         #expect(!page.contains("http://") || !page.contains("src=\"http"))
     }
 
+    @Test func deadTokensAreCountedByReasonAndEnvironmentAcrossShardsWhenRecordsNameTheirEnvironment() {
+        func shard(_ records: [(Outcome, String, String?)]) -> ReportRun {
+            var summary = Summary(rows: records.count)
+            for (index, (outcome, reason, environment)) in records.enumerated() {
+                var record = ResultRecord(row: index + 1, deviceToken: String(repeating: "ab", count: 32), outcome: outcome,
+                                          status: outcome == .unregistered ? 410 : 400, reason: reason, attempts: 1)
+                (record.environment, record.keyID) = (environment, environment == nil ? nil : "ABCDE12345")
+                summary.add(record)
+            }
+            return ReportRun(logPath: "shard.jsonl.zst", summary: summary, header: nil, timeline: nil, deadTokensPath: nil)
+        }
+        let first = shard([(.badToken, "BadDeviceToken", "sandbox"), (.badToken, "BadDeviceToken", "production"),
+                           (.unregistered, "Unregistered", "production"), (.delivered, "", "sandbox")])
+        let second = shard([(.badToken, "BadDeviceToken", "sandbox"), (.unregistered, "Unregistered", "production")])
+        let page = ReportPage.render(ReportCampaign(runs: [first, second]))
+        for (key, count) in ["BadDeviceToken sandbox": 2, "BadDeviceToken production": 1, "Unregistered production": 2] {
+            #expect(page.contains("data-dead-by-environment=\"\(key)\" data-count=\"\(count)\""), "\(key)")
+        }
+        #expect(page.components(separatedBy: "data-dead-by-environment=").count - 1 == 3)
+        // A run whose records name no environment (one credential) shows no such table.
+        let plain = ReportPage.render(ReportCampaign(runs: [shard([(.badToken, "BadDeviceToken", nil)])]))
+        #expect(!plain.contains("data-dead-by-environment") && plain.contains("data-dead-reason=\"BadDeviceToken\""))
+    }
+
     @Test func onePassPercentilesAgreeWithTheHistogramsOwn() {
         var histogram = LatencyHistogram()
         var state: UInt64 = 12345
