@@ -23,11 +23,20 @@ public struct CampaignRow: Sendable, Equatable {
     public var collapseID: String?
     /// `apns-id`, a UUID chosen by the caller; nil to let APNs choose one.
     public var apnsID: String?
+    /// The row's APNs environment (`production`, `sandbox`, or `development` for sandbox), as the
+    /// CSV's `environment` column: read only with several credentials
+    /// (`CampaignConfiguration.credentials`); nil for the run's (`environment`). A value outside
+    /// the list ends the row `rejected` `InvalidEnvironment`.
+    public var environment: String?
+    /// The credential to send with (a key id, or a certificate's label), as the CSV's `key_id`
+    /// column: read only with several credentials; nil to pick one by the row's topic. One that
+    /// names no credential ends the row `rejected` `UnknownKeyId`.
+    public var keyID: String?
 
     /// A row; every column but the device token may be left to the run's defaults.
     public init(deviceToken: String, payload: String? = nil, topic: String? = nil, pushType: String? = nil,
                 priority: String? = nil, expiration: String? = nil, collapseID: String? = nil,
-                apnsID: String? = nil) {
+                apnsID: String? = nil, environment: String? = nil, keyID: String? = nil) {
         self.deviceToken = deviceToken
         self.payload = payload
         self.topic = topic
@@ -36,6 +45,8 @@ public struct CampaignRow: Sendable, Equatable {
         self.expiration = expiration
         self.collapseID = collapseID
         self.apnsID = apnsID
+        self.environment = environment
+        self.keyID = keyID
     }
 
     /// The value of `column`, as the CSV field would hold it.

@@ -1,3 +1,5 @@
+import APNs
+
 extension Campaign {
     /// The name rows from memory go by where a file's path would: in messages and campaign.json.
     public static let rowsInputName = "rows given to Campaign.run(rows:)"
@@ -30,10 +32,45 @@ extension Campaign {
         var expectedRows = try Self.count(rows, requiringTopic: configuration.rowsNeedTopic)
         // A shard's share of the rows is known only once they are read.
         if configuration.shard != nil { expectedRows = nil }
-        // A row from memory has the known columns only.
+        // A row from memory has the known columns only (and, with several credentials, the group ones).
         let header = CSVHeader(names: CSVColumn.allCases.map(\.headerName), columns: Set(CSVColumn.allCases))
         let template = try Self.bind(configuration.payloadTemplate, to: header, path: Self.rowsInputName)
-        return try send(RowSequenceSource(rows), expectedRows: expectedRows, claim: claim, template: template)
+        var columns = Self.groupColumns(configuration)
+        try Self.prepareGroups(&columns, rows: rows, configuration: configuration)
+        return try send(RowSequenceSource(rows, columns: configuration.credentials.isEmpty ? nil : columns),
+                        expectedRows: expectedRows, claim: claim, template: template, columns: columns)
+    }
+
+    /// With several credentials, as a file's prescan does: a collection's rows are routed first,
+    /// counting each group's rows, and a row that needs an environment no endpoint serves stops the
+    /// run before anything is sent. A sequence read once is refused, as a stream is, when a row
+    /// might need such an environment: the run's own, or one a credential serves (any row may name it).
+    private static func prepareGroups<Rows: Sequence<CampaignRow>>(_ columns: inout GroupColumns, rows: Rows,
+                                                                   configuration: CampaignConfiguration) throws(SetupError) {
+        guard !configuration.credentials.isEmpty else { return }
+        guard rows is any Collection else {
+            for environment in APNsEnvironment.allCases
+                where (environment == configuration.environment
+                       || configuration.credentials.contains { $0.environment == nil || $0.environment == environment })
+                    && CredentialGroup.endpointIndices(configuration, serving: environment).isEmpty {
+                throw SetupError.noEndpoint(environment: environment, rows: nil)
+            }
+            return
+        }
+        let router = CredentialRouter(configuration: configuration)
+        var counts = [Int](repeating: 0, count: CredentialGroup.layout(of: configuration).count)
+        var missing: [APNsEnvironment: Int] = [:]
+        for row in rows {
+            let topic = row.topic.flatMap { $0.isEmpty ? nil : $0 } ?? configuration.defaults.topic
+            switch router.route(environment: row.environment.map { Array($0.utf8)[...] }, keyID: row.keyID.map { Array($0.utf8)[...] },
+                                topic: topic) {
+            case .group(let group): counts[group] += 1
+            case .noEndpoint(let environment): missing[environment, default: 0] += 1
+            case .rejected: break
+            }
+        }
+        if let (environment, count) = missing.min(by: { $0.key < $1.key }) { throw SetupError.noEndpoint(environment: environment, rows: count) }
+        columns.rows = counts
     }
 
     /// A collection's row count, and its first row without a topic when every row needs one
