@@ -17,7 +17,8 @@ Environment:
 Issue 20's goals and where they are measured: client CPU per notification <= 1.15 x h2load's (1),
 rate >= 0.95 x h2load's with no pinning, the whole `send` process timed (6), instructions per row
 <= 30k (7, callgrind), and the held goals: peak RSS (3), latency (2), GOAWAY every 600 streams (8),
-ten keys (9).
+ten keys over two environments (9). Issue 18's: with one group's server 200 ms slower, the other
+groups' rate drops by less than 10 % (10).
 """
 import datetime
 import json
@@ -170,15 +171,17 @@ def h2load(port, token, payload_file, n, path="/3/device/" + "ab" * 32, scheme_h
             "succeeded": int(ok.group(1)), "failed": int(ok.group(2)), "2xx": int(status.group(1))}
 
 
-def send(port, work, csv_path, out_dir, pin=True, extra=None, credentials=None, conns=None, ca=None):
+def send(port, work, csv_path, out_dir, pin=True, extra=None, credentials=None, conns=None, ca=None, endpoints=None):
     """One `send` run; checks that every row was delivered once. `credentials` replaces the one key's
-    flags (scenario 9); `wall_s` is the whole process, start to exit."""
+    flags and `endpoints` the one `--endpoint` (scenarios 9 and 10); `wall_s` is the whole process,
+    start to exit."""
     shutil.rmtree(out_dir, ignore_errors=True)
     if credentials is None:
         credentials = ["--key-file", os.path.join(work, "key.p8"), "--key-id", KEY_ID, "--team-id", TEAM_ID,
                        "--topic", TOPIC]
-    cmd = (pinned(pin) + [BIN, "send", "--input", csv_path, "--endpoint", f"127.0.0.1:{port}",
-                          "--ca-file", ca or os.path.join(work, "ca.pem")]
+    endpoints = endpoints or ["--endpoint", f"127.0.0.1:{port}"]
+    cmd = (pinned(pin) + [BIN, "send", "--input", csv_path] + endpoints
+                        + ["--ca-file", ca or os.path.join(work, "ca.pem")]
            + credentials + ["--connections", str(conns or CONNS), "--max-streams", str(STREAMS),
                             "--progress", "never", "--out", out_dir] + (extra or []))
     _, _, wall, cpu, rss = timed(cmd)
@@ -191,7 +194,18 @@ def send(port, work, csv_path, out_dir, pin=True, extra=None, credentials=None, 
         raise RuntimeError(f"send delivered {summary['delivered']} of {summary['rows']} rows: "
                            + json.dumps({k: summary[k] for k in outcomes}))
     return {"rate": summary["notifications_per_s"], "cpu_s": cpu, "rss_kib": rss, "wall_s": wall,
-            "process_rate": summary["rows"] / wall, "delivered": summary["delivered"], "rows": summary["rows"]}
+            "process_rate": summary["rows"] / wall, "delivered": summary["delivered"], "rows": summary["rows"],
+            "by_environment": {env: counts.get("delivered") for env, counts in summary.get("by_environment", {}).items()}}
+
+
+def check_rows_once(out_dir, rows):
+    """Every row appears once in the result log (the summary's counts alone would not show a row twice)."""
+    seen = subprocess.run(f"zstd -dc {out_dir}/results.jsonl.zst | grep -o '^{{\"row\":[0-9]*' | sort -u | wc -l",
+                          shell=True, check=True, capture_output=True, text=True).stdout.strip()
+    lines = subprocess.run(f"zstd -dc {out_dir}/results.jsonl.zst | wc -l",
+                           shell=True, check=True, capture_output=True, text=True).stdout.strip()
+    if int(seen) != rows or int(lines) != rows:
+        raise RuntimeError(f"{out_dir}: {lines} lines, {seen} distinct rows in the result log, {rows} expected")
 
 
 def median(runs, key):
@@ -445,53 +459,166 @@ def scenario_goaway(work, token, payload, results):
 
 
 def several_keys_supported():
-    """Issue 18's several keys: the mock's --keys-file (send's own [[keys]] format)."""
+    """Issue 18's several keys: `[[keys]]` files read by both the mock and `send` (`--keys-file`)."""
     mock_help = subprocess.run([BIN, "mock-server", "--help"], capture_output=True, text=True).stdout
     send_help = subprocess.run([BIN, "send", "--help"], capture_output=True, text=True).stdout
-    return "--keys-file" in mock_help and "key_id" in send_help
+    return "--keys-file" in mock_help and "--keys-file" in send_help and "--environment" in mock_help
+
+
+TEN_KEY_IDS = [f"BENCHTEN{k:02d}" for k in range(10)]
+
+
+def key_environment(k):
+    """Apps 0-4 have production keys, apps 5-9 sandbox keys: ten topic-specific keys over two environments."""
+    return "production" if k < 5 else "sandbox"
+
+
+def ten_keys_file(work):
+    """work/ten-keys.toml: ten topic-specific keys, one per app (com.example.bench0 ... bench9), made once."""
+    keys = os.path.join(work, "ten-keys.toml")
+    if os.path.exists(keys):
+        return keys
+    with open(keys, "w") as f:
+        for k, key_id in enumerate(TEN_KEY_IDS):
+            key_file = os.path.join(work, f"AuthKey_{key_id}.p8")
+            subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                            "-out", key_file], check=True, capture_output=True)
+            f.write(f'[[keys]]\nfile = "{key_file}"\nkey-id = "{key_id}"\nteam-id = "{TEAM_ID}"\n'
+                    f'environment = "{key_environment(k)}"\ntopics = ["{TOPIC}{k}"]\n\n')
+    return keys
+
+
+def campaign_with_apps(work, rows, name, app_of_row, environment_column=True):
+    """gen's campaign with a topic column (and an environment column): row i goes to app app_of_row(i)."""
+    source = gen(work, rows)
+    csv_path = os.path.join(work, f"campaign-{name}-{rows}.csv")
+    with open(source) as src, open(csv_path, "w") as dst:
+        dst.write(src.readline().rstrip("\n") + (",topic,environment\n" if environment_column else ",topic\n"))
+        for i, line in enumerate(src):
+            k = app_of_row(i)
+            extra = f",{key_environment(k)}" if environment_column else ""
+            dst.write(f"{line.rstrip(chr(10))},{TOPIC}{k}{extra}\n")
+    return csv_path
+
+
+class EnvironmentMocks:
+    """One mock per environment, both reading the ten keys and both pinned to the one server core, so the
+    two together have the capacity of the one-key run's single mock. `sandbox_latency_ms` slows the
+    sandbox one; `record` makes the production one write its requests (time_ms, key_id) to a file."""
+
+    def __init__(self, work, keys, name, sandbox_latency_ms=0, record=None):
+        self.production = mock_server(work, topic=None, keys_file=keys, name=f"{name}-production",
+                                      extra=["--environment", "production"] + (["--record-out", record] if record else []))
+        try:
+            self.sandbox = mock_server(work, topic=None, keys_file=keys, name=f"{name}-sandbox",
+                                       latency_ms=sandbox_latency_ms, extra=["--environment", "sandbox"])
+        except Exception:
+            self.production.stop()
+            raise
+        self.ca = os.path.join(work, f"{name}-cas.pem")
+        with open(self.ca, "w") as f:
+            for server in (self.production, self.sandbox):
+                with open(server.ca) as c:
+                    f.write(c.read())
+        self.endpoints = ["--endpoint", f"production=127.0.0.1:{self.production.port}",
+                          "--endpoint", f"sandbox=127.0.0.1:{self.sandbox.port}"]
+
+    def stop(self):
+        self.production.stop()
+        self.sandbox.stop()
 
 
 def scenario_ten_keys(work, token, payload, results):
-    """Held goal: a campaign over ten apps, each with its own topic-specific key, at >= 0.9 x the rate
-    of the same rows under one team-scoped key (same mock code, same connections)."""
+    """Held goal (issues 18, 20): a campaign over ten apps, each with its own topic-specific key, five apps in
+    production and five in sandbox (an environment column), one mock per environment, at >= 0.9 x the rate of
+    the same rows under one team-scoped key against one mock. Same total connections; same server capacity:
+    the two mocks share the one server core (taskset) the single mock has."""
     if not several_keys_supported():
         log("scenario 9: not measured: needs several keys (issue 18)")
         results["ten_keys"] = {"skipped": "not measured: needs several keys (issue 18)"}
         return
     rows = min(ROWS, 1000000)
-    log(f"scenario 9: ten keys vs one key, {rows} rows, {RUNS} interleaved runs each")
-    source = gen(work, rows)
-    csv_path = os.path.join(work, f"campaign-topics-{rows}.csv")
-    with open(source) as src, open(csv_path, "w") as dst:  # a topic column: com.example.bench0 ... bench9
-        dst.write(src.readline().rstrip("\n") + ",topic\n")
-        for i, line in enumerate(src):
-            dst.write(f"{line.rstrip(chr(10))},{TOPIC}{i % 10}\n")
-    keys = os.path.join(work, "keys.toml")
-    with open(keys, "w") as f:
-        for k in range(10):
-            key_file = os.path.join(work, f"AuthKey_BENCHKEY{k:02d}.p8")
-            subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                            "-out", key_file], check=True, capture_output=True)
-            f.write(f'[[keys]]\nfile = "{key_file}"\nkey-id = "BENCHKEY{k:02d}"\nteam-id = "{TEAM_ID}"\n'
-                    f'environment = "production"\ntopics = ["{TOPIC}{k}"]\n\n')
+    log(f"scenario 9: ten keys over two environments vs one key, {rows} rows, {RUNS} interleaved runs each")
+    keys = ten_keys_file(work)
+    ten_csv = campaign_with_apps(work, rows, "ten-keys", lambda i: i % 10)
+    one_csv = campaign_with_apps(work, rows, "one-key", lambda i: i % 10, environment_column=False)
     conns = max(CONNS, 10)  # a connection per key at least: both runs get the same number
     one = mock_server(work, topic=None, name="mock-one-key")
-    ten = mock_server(work, topic=None, keys_file=keys, name="mock-ten-keys")
+    try:
+        ten = EnvironmentMocks(work, keys, "mock-ten-keys")
+    except Exception:
+        one.stop()
+        raise
     try:
         a, b = [], []
         one_key = ["--key-file", os.path.join(work, "key.p8"), "--key-id", KEY_ID, "--team-id", TEAM_ID]
         for i in range(RUNS):
-            a.append(send(one.port, work, csv_path, os.path.join(work, "out-one-key"), credentials=one_key,
+            a.append(send(one.port, work, one_csv, os.path.join(work, "out-one-key"), credentials=one_key,
                           conns=conns, ca=one.ca))
-            b.append(send(ten.port, work, csv_path, os.path.join(work, "out-ten-keys"),
-                          credentials=["--config", keys], conns=conns, ca=ten.ca))
+            out_dir = os.path.join(work, "out-ten-keys")
+            b.append(send(None, work, ten_csv, out_dir, credentials=["--keys-file", keys], conns=conns,
+                          ca=ten.ca, endpoints=ten.endpoints))
+            check_rows_once(out_dir, rows)
+            half = {"production": rows // 2, "sandbox": rows - rows // 2}
+            if b[-1]["by_environment"] != half:
+                raise RuntimeError(f"ten keys: delivered by environment {b[-1]['by_environment']}, {half} expected")
             log(f"  one key run {i + 1}: {a[-1]['rate']:.0f}/s, ten keys run {i + 1}: {b[-1]['rate']:.0f}/s")
     finally:
         one.stop()
         ten.stop()
-    results["ten_keys"] = {"rows": rows, "connections": conns, "one_key_rate": median(a, "rate"),
+    results["ten_keys"] = {"rows": rows, "connections": conns, "environments": 2, "one_key_rate": median(a, "rate"),
                            "ten_keys_rate": median(b, "rate"), "ratio": median(b, "rate") / median(a, "rate"),
-                           "goal": 0.9, "runs": {"one_key": a, "ten_keys": b}}
+                           "goal": 0.9, "same_capacity": "both mocks pinned to the one server core of the one-key mock",
+                           "runs": {"one_key": a, "ten_keys": b}}
+
+
+def production_rate(record):
+    """Delivered/s of the production groups, by the production mock's own clock: 200s over the span from
+    its first to its last answer (the sandbox group's rows never reach it)."""
+    out = subprocess.run(["zstd", "-dc", record], check=True, capture_output=True, text=True).stdout
+    times = [json.loads(line)["time_ms"] for line in out.splitlines() if '"status":200' in line]
+    span = (max(times) - min(times)) / 1000
+    return len(times), len(times) / span
+
+
+def scenario_slow_group(work, token, payload, results):
+    """Issue 18: with one group's server answering 200 ms slower, the other groups' rate drops by less
+    than 10 %. Five production groups (apps 0-4) and one sandbox group (app 5, one row in 60) on the ten-key
+    setup of scenario 9; interleaved runs with the sandbox mock at +0 ms and +200 ms. The production
+    groups' rate comes from the production mock's record (time_ms of each 200)."""
+    if not several_keys_supported():
+        log("scenario 10: not measured: needs several keys (issue 18)")
+        results["slow_group"] = {"skipped": "not measured: needs several keys (issue 18)"}
+        return
+    rows = min(ROWS, 300000)
+    log(f"scenario 10: one group's server 200 ms slower, {rows} rows, {RUNS} interleaved runs each")
+    keys = ten_keys_file(work)
+    csv_path = campaign_with_apps(work, rows, "slow-group", lambda i: 5 if i % 60 == 59 else i % 5)
+    slow_rows = sum(1 for i in range(rows) if i % 60 == 59)
+    conns = max(CONNS, 10)
+    runs = {"clean": [], "slow": []}
+    for i in range(RUNS):
+        for kind, latency in (("clean", 0), ("slow", 200)):
+            record = os.path.join(work, f"record-{kind}.jsonl.zst")
+            mocks = EnvironmentMocks(work, keys, f"mock-{kind}", sandbox_latency_ms=latency, record=record)
+            out_dir = os.path.join(work, f"out-slow-group-{kind}")
+            try:
+                run = send(None, work, csv_path, out_dir, credentials=["--keys-file", keys], conns=conns,
+                           ca=mocks.ca, endpoints=mocks.endpoints)
+            finally:
+                mocks.stop()
+            check_rows_once(out_dir, rows)
+            delivered, rate = production_rate(record)
+            if delivered != rows - slow_rows or run["by_environment"].get("sandbox") != slow_rows:
+                raise RuntimeError(f"slow group ({kind}): production mock answered {delivered} 200s, "
+                                   f"{rows - slow_rows} expected; by environment {run['by_environment']}")
+            run["production_rate"] = rate
+            runs[kind].append(run)
+            log(f"  {kind} run {i + 1}: production groups {rate:.0f}/s, whole run {run['wall_s']:.2f}s")
+    clean, slow = median(runs["clean"], "production_rate"), median(runs["slow"], "production_rate")
+    results["slow_group"] = {"rows": rows, "slow_group_rows": slow_rows, "connections": conns, "latency_ms": 200,
+                             "others_clean_rate": clean, "others_slow_rate": slow, "drop": 1 - slow / clean,
+                             "goal_drop": 0.10, "runs": runs}
 
 
 def table(results):
@@ -550,8 +677,17 @@ def table(results):
         if "skipped" in t:
             rows.append(("9 held: ten keys / one key, rate", t["skipped"], "", ">= 0.90", "not measured"))
         else:
-            rows.append(("9 held: ten keys / one key, rate", f"{t['ten_keys_rate']:.0f} / {t['one_key_rate']:.0f}/s",
+            rows.append(("9 held: ten keys, 2 environments / one key, rate", f"{t['ten_keys_rate']:.0f} / {t['one_key_rate']:.0f}/s",
                          f"{t['ratio']:.3f}", ">= 0.90", verdict(t["ratio"] >= 0.9)))
+    if "slow_group" in results:
+        g = results["slow_group"]
+        if "skipped" in g:
+            rows.append(("10 issue 18: one group 200 ms slower, others' rate drop", g["skipped"], "", "< 10%",
+                         "not measured"))
+        else:
+            rows.append(("10 issue 18: one group 200 ms slower, others' rate drop",
+                         f"{g['others_slow_rate']:.0f} / {g['others_clean_rate']:.0f}/s", f"{g['drop']:.1%}",
+                         "< 10%", verdict(g["drop"] < 0.10)))
     if "server" in results:
         s = results["server"]
         rows.append(("4 h2load vs mock / vs nghttpd", f"{s['mock_rate']:.0f} / {s['nghttpd_rate']:.0f}/s",
@@ -593,6 +729,8 @@ def main():
             scenario_goaway(work, token, payload, results)
         if wanted(9):
             scenario_ten_keys(work, token, payload, results)
+        if wanted(10):
+            scenario_slow_group(work, token, payload, results)
         if wanted(4):
             scenario_server(work, token, payload, results)
         if os.environ.get("BENCH_PEER") == "1" and wanted(5):
