@@ -46,4 +46,13 @@ public struct KeyDescription: Sendable, Equatable {
               topic.utf8.count > suffix.utf8.count else { return Substring(topic) }
         return topic.dropLast(suffix.count)
     }
+
+    /// `bundleID(ofTopic:)` over a topic's bytes: how many of them, from the start, are the app's
+    /// bundle id (all unless a push type's suffix ends them). Read per row by the key router.
+    public static func bundleIDLength(ofTopic topic: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let suffix = PushType.suffixOwner(ofBytes: topic)?.topicSuffix, topic.count > suffix.utf8.count else {
+            return topic.count
+        }
+        return topic.count - suffix.utf8.count
+    }
 }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `apns-push-type`: what kind of notification this is. Each kind, but `alert`, `background`
 /// and `mdm`, is sent to the app's bundle id plus a fixed suffix (APNS.md's topic table).
 public enum PushType: String, Sendable, Hashable, CaseIterable {
@@ -54,10 +58,25 @@ public enum PushType: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The push type whose suffix `topic` ends with, if any. No suffix is the end of another
-    /// (".voip" vs ".voip-ptt"), so at most one matches.
+    /// (".voip" vs ".voip-ptt"), so at most one matches. Read per row (twice when rows carry a
+    /// topic): a topic's last byte rules out most suffixes before any comparison, and the bytes
+    /// are compared in place.
     static func suffixOwner(of topic: some StringProtocol) -> PushType? {
-        for (type, suffix) in suffixed where topic.utf8.hasSuffix(suffix.utf8) { return type }
+        topic.utf8.withContiguousStorageIfAvailable(suffixOwner(ofBytes:))
+            ?? Array(topic.utf8).withUnsafeBufferPointer(suffixOwner(ofBytes:))
+    }
+
+    static func suffixOwner(ofBytes text: UnsafeBufferPointer<UInt8>) -> PushType? {
+        guard let last = text.last else { return nil }
+        for entry in suffixBytes where entry.last == last && bytes(text, endWith: entry.bytes) { return entry.type }
         return nil
+    }
+
+    private static func bytes(_ text: UnsafeBufferPointer<UInt8>, endWith suffix: [UInt8]) -> Bool {
+        suffix.withUnsafeBufferPointer { suffix in
+            guard text.count >= suffix.count, let start = text.baseAddress, let wanted = suffix.baseAddress else { return false }
+            return memcmp(start + (text.count - suffix.count), wanted, suffix.count) == 0
+        }
     }
 
     // Built once: the synthesized `allCases` makes a new array on every call, and these are
@@ -66,13 +85,7 @@ public enum PushType: String, Sendable, Hashable, CaseIterable {
     static let suffixed: [(PushType, String)] = allCases.compactMap { type in
         type.topicSuffix.map { (type, $0) }
     }
-}
-
-extension Collection where Element == UInt8 {
-    /// Suffix test over bytes without copying either side.
-    func hasSuffix(_ suffix: some Collection<UInt8>) -> Bool {
-        let extra = count - suffix.count
-        guard extra >= 0 else { return false }
-        return dropFirst(extra).elementsEqual(suffix)
+    private static let suffixBytes: [(type: PushType, bytes: [UInt8], last: UInt8)] = suffixed.map { type, suffix in
+        (type, Array(suffix.utf8), suffix.utf8.last ?? 0)
     }
 }

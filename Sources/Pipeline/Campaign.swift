@@ -136,7 +136,7 @@ public final class Campaign: Sendable {
                 let scan = configuration.allowDuplicates ? nil
                     : DuplicateScanRequest(defaultTopic: configuration.defaults.topic, bloomBytes: configuration.duplicateFilterBytes)
                 let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
-                                              duplicates: scan)
+                                              duplicates: scan, groups: columns.prescanCount)
                 expectedRows = prescan.rows
                 suspects = prescan.duplicateSuspects
             } else {

@@ -15,6 +15,9 @@ extension Campaign {
         var keyIDSlot: Int?
         /// Rows per group from the prescan; nil without one.
         var rows: [Int]?
+        /// Where the prescan counts them as it scans (`GroupRowTally`), in a run with several
+        /// credentials and an unsharded prescan.
+        var prescanCount: GroupRowTally?
     }
 
     /// `--environment-fallback` with the run's one credential: it becomes the one credential of
@@ -39,7 +42,12 @@ extension Campaign {
         guard !configuration.credentials.isEmpty else { return GroupColumns(extras: extras) }
         for name in ["environment", "key_id"] where !extras.contains(name) { extras.append(name) }
         let slot = { (name: String) in extras.firstIndex(of: name).map { CSVColumn.allCases.count + $0 } }
-        return GroupColumns(extras: extras, environmentSlot: slot("environment"), keyIDSlot: slot("key_id"))
+        let prescanCount = configuration.prescan && configuration.shard == nil
+            ? GroupRowTally(router: CredentialRouter(configuration: configuration),
+                            groups: CredentialGroup.layout(of: configuration).count, defaultTopic: configuration.defaults.topic)
+            : nil
+        return GroupColumns(extras: extras, environmentSlot: slot("environment"), keyIDSlot: slot("key_id"),
+                            prescanCount: prescanCount)
     }
 
     /// Before anything is sent: with the prescan, each group's rows are counted and a row that
@@ -60,6 +68,17 @@ extension Campaign {
             }
             return
         }
+        let counted = columns.prescanCount
+        columns.prescanCount = nil
+        if let counted, counted.isComplete {
+            if let (environment, count) = counted.missing.min(by: { $0.key < $1.key }) {
+                throw SetupError.noEndpoint(environment: environment, rows: count)
+            }
+            columns.rows = counted.rows
+            return
+        }
+        // The prescan's scan could not count (a field it could not capture, a header naming a
+        // group column twice): a pass of its own, field by field as the reader parses.
         let router = CredentialRouter(configuration: configuration)
         var rows = [Int](repeating: 0, count: layout.count)
         var missing: [APNsEnvironment: Int] = [:]

@@ -36,6 +36,7 @@ extension Campaign {
         let header = CSVHeader(names: CSVColumn.allCases.map(\.headerName), columns: Set(CSVColumn.allCases))
         let template = try Self.bind(configuration.payloadTemplate, to: header, path: Self.rowsInputName)
         var columns = Self.groupColumns(configuration)
+        columns.prescanCount = nil  // rows from memory are counted by the overload below, not a scan
         try Self.prepareGroups(&columns, rows: rows, configuration: configuration)
         return try send(RowSequenceSource(rows, columns: configuration.credentials.isEmpty ? nil : columns),
                         expectedRows: expectedRows, claim: claim, template: template, columns: columns)

@@ -16,39 +16,40 @@ struct CredentialRouter: Sendable {
 
     private struct Candidate: Sendable {
         var label: String
+        var labelBytes: [UInt8]
         var environment: APNsEnvironment?
         var topics: Set<String>?
         /// Its group per environment (nil: no endpoint serves that environment).
-        var groups: [APNsEnvironment: Int]
+        var groups: PerEnvironment<Int>
     }
 
     private let candidates: [Candidate]
     private let runEnvironment: APNsEnvironment
     /// The bundle ids' and the team-scoped choice per environment, worked out once.
-    private let byBundle: [APNsEnvironment: [String: Int]]
-    private let teamScoped: [APNsEnvironment: Int]
+    private let byBundle: BundleTable
+    private let teamScoped: PerEnvironment<Int>
 
     init(configuration: CampaignConfiguration) {
         runEnvironment = configuration.environment
         let layout = CredentialGroup.layout(of: configuration)
         candidates = configuration.credentials.enumerated().map { index, credential in
-            var byEnvironment: [APNsEnvironment: Int] = [:]
+            var byEnvironment = PerEnvironment<Int>()
             for (group, entry) in layout.enumerated() where entry.credential == index { byEnvironment[entry.environment] = group }
-            return Candidate(label: credential.label, environment: credential.environment, topics: credential.topics,
+            return Candidate(label: credential.label, labelBytes: Array(credential.label.utf8), environment: credential.environment, topics: credential.topics,
                              groups: byEnvironment)
         }
-        var byBundle: [APNsEnvironment: [String: Int]] = [:]
-        var teamScoped: [APNsEnvironment: Int] = [:]
+        var byBundle: [(bundleID: String, environment: APNsEnvironment, index: Int)] = []
+        var teamScoped = PerEnvironment<Int>()
         for (index, candidate) in candidates.enumerated() {
             for environment in APNsEnvironment.allCases where candidate.environment == nil || candidate.environment == environment {
                 if let topics = candidate.topics {
-                    for topic in topics where byBundle[environment]?[topic] == nil { byBundle[environment, default: [:]][topic] = index }
+                    for topic in topics { byBundle.append((topic, environment, index)) }
                 } else if teamScoped[environment] == nil {
                     teamScoped[environment] = index
                 }
             }
         }
-        self.byBundle = byBundle
+        self.byBundle = BundleTable(byBundle)
         self.teamScoped = teamScoped
     }
 
@@ -56,17 +57,28 @@ struct CredentialRouter: Sendable {
     /// `topic`: the topic it is sent with.
     func route(environment environmentField: ArraySlice<UInt8>?, keyID keyField: ArraySlice<UInt8>?,
                topic: String?) -> Route {
+        Self.withBytes(environmentField) { environment in
+            Self.withBytes(keyField) { keyID in
+                guard var topic else { return route(environment: environment, keyID: keyID, topic: nil) }
+                return topic.withUTF8 { route(environment: environment, keyID: keyID, topic: $0) }
+            }
+        }
+    }
+
+    /// The same over the fields' bytes: the prescan's scan routes what it captured with it, so
+    /// that it counts each group's rows as the reader will send them.
+    func route(environment environmentField: UnsafeBufferPointer<UInt8>?, keyID keyField: UnsafeBufferPointer<UInt8>?,
+               topic: UnsafeBufferPointer<UInt8>?) -> Route {
         var environment = runEnvironment
         var explicit = false
         if let field = environmentField, !field.isEmpty {
-            guard let parsed = APNsEnvironment(parsing: String(decoding: field, as: UTF8.self)) else {
+            guard let parsed = APNsEnvironment(parsingBytes: field) else {
                 return .rejected(.invalidEnvironment, environment: nil)
             }
             (environment, explicit) = (parsed, true)
         }
         if let field = keyField, !field.isEmpty {
-            let label = String(decoding: field, as: UTF8.self)
-            guard let candidate = candidates.first(where: { $0.label == label }) else {
+            guard let candidate = candidates.first(where: { $0.labelBytes.elementsEqual(field) }) else {
                 return .rejected(.unknownKeyId, environment: explicit ? environment : nil)
             }
             if let only = candidate.environment, only != environment {
@@ -79,12 +91,43 @@ struct CredentialRouter: Sendable {
         return route(environment: environment, topic: topic)
     }
 
+    private static func withBytes<R>(_ field: ArraySlice<UInt8>?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let field else { return body(nil) }
+        return field.withUnsafeBufferPointer { body($0) }
+    }
+
     /// By topic alone, in `environment` (also `--environment-fallback`'s choice in the other one).
     func route(environment: APNsEnvironment, topic: String?) -> Route {
-        let bundle = topic.map { String(KeyDescription.bundleID(ofTopic: $0)) }
-        guard let index = bundle.flatMap({ byBundle[environment]?[$0] }) ?? teamScoped[environment] else {
+        guard var topic else { return route(environment: environment, topic: nil as UnsafeBufferPointer<UInt8>?) }
+        return topic.withUTF8 { route(environment: environment, topic: $0) }
+    }
+
+    private func route(environment: APNsEnvironment, topic: UnsafeBufferPointer<UInt8>?) -> Route {
+        var index: Int?
+        if let topic, !byBundle.isEmpty {
+            index = byBundle.index(of: UnsafeBufferPointer(rebasing: topic[..<KeyDescription.bundleIDLength(ofTopic: topic)]),
+                                   in: environment)
+        }
+        guard let index = index ?? teamScoped[environment] else {
             return .rejected(.noCredentialsForTopic, environment: environment)
         }
         return candidates[index].groups[environment].map(Route.group) ?? .noEndpoint(environment)
+    }
+}
+
+/// A value per environment, read per row: two stored optionals, where a dictionary keyed by the
+/// environment would hash on every read.
+struct PerEnvironment<Value: Sendable>: Sendable {
+    private var production: Value?
+    private var sandbox: Value?
+
+    subscript(environment: APNsEnvironment) -> Value? {
+        get { environment == .production ? production : sandbox }
+        set {
+            switch environment {
+            case .production: production = newValue
+            case .sandbox: sandbox = newValue
+            }
+        }
     }
 }

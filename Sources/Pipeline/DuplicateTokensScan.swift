@@ -13,6 +13,13 @@ final class DuplicateTokensScan {
 
     let tokenField: Int
     let topicField: Int
+    /// The `environment` and `key_id` fields, captured for `groups` (-1: not captured).
+    let environmentField: Int
+    let keyIDField: Int
+    /// Counts each credential group's rows from the captured fields (a several-key run).
+    let groups: GroupRowTally?
+    /// Whether the Bloom filter is fed (off when the scan runs for `groups` alone).
+    private let findsDuplicates: Bool
     private let defaultTopicHash: UInt64
     // Stored properties of a class are checked for exclusive access at run time on each use (a
     // call into the runtime); this one is used by one thread, per field, and so spares that.
@@ -24,15 +31,19 @@ final class DuplicateTokensScan {
     @exclusivity(unchecked) private(set) var incomplete = false
 
     @exclusivity(unchecked) private var field = 0
-    /// The field being captured: 0 none, 1 the token, 2 the topic.
+    /// The field being captured: 0 none, 1 the token, 2 the topic, 3 the environment, 4 the key id.
     @exclusivity(unchecked) private var capturing = 0
     @exclusivity(unchecked) private var captureStart = 0
     /// The captured fields, `captureLimit` bytes each, owned here (freed in deinit): no array
     /// bookkeeping per row.
     private let token: UnsafeMutablePointer<UInt8>
     private let topic: UnsafeMutablePointer<UInt8>
+    private let environment: UnsafeMutablePointer<UInt8>
+    private let keyID: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var tokenCount = 0
     @exclusivity(unchecked) private var topicCount = 0
+    @exclusivity(unchecked) private var environmentCount = 0
+    @exclusivity(unchecked) private var keyIDCount = 0
     /// Hashes whose filter block is being fetched, inserted `insertDelay` rows later in the same
     /// order (so the suspects are the same): the insert then finds its block in cache instead of
     /// stalling on it. A ring owned here (freed in deinit).
@@ -46,29 +57,43 @@ final class DuplicateTokensScan {
     ///   - defaultTopic: `--topic`, the key's topic for a row with an empty one.
     ///   - bloomBytes: the filter's size (a test makes it tiny, so that nearly every row is a suspect).
     ///   - hugePages: the filter on 2 MiB pages (`DuplicateBloom`), for an input that touches all of it.
-    init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int, hugePages: Bool = false) {
+    ///   - findsDuplicates: false when the scan is made for `groups` alone (no filter then).
+    ///   - groups: counts the credential groups' rows; left out (the caller counts otherwise)
+    ///     when the header names `environment` or `key_id` twice.
+    init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int, hugePages: Bool = false, findsDuplicates: Bool = true,
+         groups: GroupRowTally? = nil) {
         tokenField = header.fieldIndex(.deviceToken) ?? -1
         topicField = header.fieldIndex(.topic) ?? -1
+        let groupFields = groups == nil ? nil : GroupRowTally.fields(of: header)
+        environmentField = groupFields?.environment ?? -1
+        keyIDField = groupFields?.keyID ?? -1
+        self.groups = groupFields == nil ? nil : groups
+        self.findsDuplicates = findsDuplicates
         let topic = Array((defaultTopic ?? "").utf8)
         defaultTopicHash = topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
-        bloom = DuplicateBloom(bytes: bloomBytes, hugePages: hugePages)
+        bloom = DuplicateBloom(bytes: findsDuplicates ? bloomBytes : 64, hugePages: hugePages && findsDuplicates)
         token = .allocate(capacity: Self.captureLimit)
         self.topic = .allocate(capacity: Self.captureLimit)
+        environment = .allocate(capacity: Self.captureLimit)
+        keyID = .allocate(capacity: Self.captureLimit)
         delayed = .allocate(capacity: Self.insertDelay)
     }
 
     deinit {
         token.deallocate()
         topic.deallocate()
+        environment.deallocate()
+        keyID.deallocate()
         delayed.deallocate()
     }
 
     /// A field begins at `index` of the chunk (after a quoted field's opening quote).
     @inline(__always)
     func fieldBegins(at index: Int) {
-        guard field == tokenField || field == topicField else { return }
+        let code = field == tokenField ? 1 : field == topicField ? 2 : field == environmentField ? 3 : field == keyIDField ? 4 : 0
+        guard code != 0 else { return }
         captureStart = index
-        capturing = field == tokenField ? 1 : 2
+        capturing = code
     }
 
     /// The unquoted field being captured ends before `index`: its trailing spaces and tabs go.
@@ -81,7 +106,13 @@ final class DuplicateTokensScan {
 
     /// The input ends inside the unquoted field being captured (its bytes taken at the chunk's end).
     func unquotedEndsAtInputEnd() {
-        if capturing == 1 { Self.trimEnd(token, &tokenCount) } else if capturing == 2 { Self.trimEnd(topic, &topicCount) }
+        switch capturing {
+        case 1: Self.trimEnd(token, &tokenCount)
+        case 2: Self.trimEnd(topic, &topicCount)
+        case 3: Self.trimEnd(environment, &environmentCount)
+        case 4: Self.trimEnd(keyID, &keyIDCount)
+        default: break
+        }
         capturing = 0
     }
 
@@ -98,7 +129,13 @@ final class DuplicateTokensScan {
 
     /// The input ends after the quoted field being captured (its bytes taken at the chunk's end).
     func quotedEndsAtInputEnd() {
-        if capturing == 1 { Self.unquote(token, &tokenCount) } else if capturing == 2 { Self.unquote(topic, &topicCount) }
+        switch capturing {
+        case 1: Self.unquote(token, &tokenCount)
+        case 2: Self.unquote(topic, &topicCount)
+        case 3: Self.unquote(environment, &environmentCount)
+        case 4: Self.unquote(keyID, &keyIDCount)
+        default: break
+        }
         capturing = 0
     }
 
@@ -121,8 +158,16 @@ final class DuplicateTokensScan {
             capturing = 0
             tokenCount = 0
             topicCount = 0
+            environmentCount = 0
+            keyIDCount = 0
         }
         guard !isHeader, !incomplete else { return }
+        if let groups {
+            groups.count(topic: UnsafeBufferPointer(start: topic, count: topicCount),
+                         environment: environmentField < 0 ? nil : UnsafeBufferPointer(start: environment, count: environmentCount),
+                         keyID: keyIDField < 0 ? nil : UnsafeBufferPointer(start: keyID, count: keyIDCount))
+        }
+        guard findsDuplicates else { return }
         let tokenHash = DuplicateKeyHash.token(UnsafeRawBufferPointer(start: token, count: tokenCount))
         let topicHash = topicCount == 0 ? defaultTopicHash
             : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
@@ -153,6 +198,7 @@ final class DuplicateTokensScan {
     /// The scan is over: the suspects come sorted, each once; nil when the scan could not finish.
     func finish() -> [UInt64]? {
         guard !incomplete else { return nil }
+        groups?.isComplete = true
         while delayedCount > 0 {
             insert(delayed[delayedHead])
             delayedHead = delayedHead == Self.insertDelay - 1 ? 0 : delayedHead + 1
@@ -180,7 +226,12 @@ final class DuplicateTokensScan {
         let length = end - captureStart
         let start = captureStart
         captureStart = end
-        if capturing == 1 { append(base + start, length, to: token, &tokenCount) } else { append(base + start, length, to: topic, &topicCount) }
+        switch capturing {
+        case 1: append(base + start, length, to: token, &tokenCount)
+        case 2: append(base + start, length, to: topic, &topicCount)
+        case 3: append(base + start, length, to: environment, &environmentCount)
+        default: append(base + start, length, to: keyID, &keyIDCount)
+        }
     }
 
     @inline(__always)

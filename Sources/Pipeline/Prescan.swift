@@ -37,22 +37,29 @@ public enum Prescan {
         try run(path: path, chunkSize: chunkSize, requiresTopic: requiresTopic, duplicates: nil)
     }
 
-    /// The same, also finding the duplicate keys' suspects when `duplicates` is given. The scan
+    /// The same, also finding the duplicate keys' suspects when `duplicates` is given, and counting
+    /// the credential groups' rows into `groups` (complete only when the scan finished). The scan
     /// rides on the counting pass; where libcsv must look instead (`requiresTopic`), the counting
     /// pass is made after it for the scan alone. The suspects are nil when no scan could finish.
     static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
-                    duplicates: DuplicateScanRequest?) throws(InputFileError) -> PrescanResult {
+                    duplicates: DuplicateScanRequest?, groups: GroupRowTally? = nil) throws(InputFileError) -> PrescanResult {
         // The header is read once, in small chunks: libcsv parsed the whole first 256 KiB chunk for
         // it, twice a run: callgrind, Prescan.run of a 30k-row campaign 63.1 M -> 44.4 M instructions.
         func scan(_ header: CSVHeader?) -> DuplicateTokensScan? {
-            guard let duplicates, let header else { return nil }
-            return DuplicateTokensScan(header: header, defaultTopic: duplicates.defaultTopic, bloomBytes: duplicates.bloomBytes,
-                                       hugePages: fileSize(path) >= hugePageInputBytes)
+            guard duplicates != nil || groups != nil, let header else { return nil }
+            return DuplicateTokensScan(header: header, defaultTopic: duplicates?.defaultTopic, bloomBytes: duplicates?.bloomBytes ?? 64,
+                                       hugePages: duplicates != nil && fileSize(path) >= hugePageInputBytes,
+                                       findsDuplicates: duplicates != nil, groups: groups)
+        }
+        /// The suspects (nil when no duplicate scan was asked for); marks `groups` complete.
+        func finish(_ scan: DuplicateTokensScan?) -> [UInt64]? {
+            let suspects = scan?.finish()
+            return duplicates == nil ? nil : suspects
         }
         if requiresTopic {
             var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic)
             if let scan = scan(result.header), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
-                result.duplicateSuspects = scan.finish()
+                result.duplicateSuspects = finish(scan)
             }
             return result
         }
@@ -63,7 +70,7 @@ public enum Prescan {
             let header: CSVHeader
             if let knownHeader { header = knownHeader } else { header = try readHeader(path: path, chunkSize: chunkSize) }
             var result = PrescanResult(rows: max(0, records - 1), header: header)
-            result.duplicateSuspects = scan?.finish()
+            result.duplicateSuspects = finish(scan)
             return result
         }
         return try parseAll(path: path, chunkSize: chunkSize)

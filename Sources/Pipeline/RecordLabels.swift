@@ -32,13 +32,17 @@ struct RecordLabels: Sendable {
         guard environment != nil || keyID != nil || fallbackFrom != nil,
               line.count >= 2, line[line.count - 2] == UInt8(ascii: "}") else { return }
         line.removeLast(2)
-        for (key, value) in [("environment", environment), ("key_id", keyID), ("environment_fallback_from", fallbackFrom)] {
-            guard let value else { continue }
-            JSONText.appendLiteral(",\"", to: &line)
-            line.append(contentsOf: key.utf8)
-            JSONText.appendLiteral("\":", to: &line)
-            JSONText.appendString(value, to: &line)
-        }
+        // Unrolled: an array of (key, value) pairs here was an allocation per labelled record.
+        if let environment { append("environment", environment, to: &line) }
+        if let keyID { append("key_id", keyID, to: &line) }
+        if let fallbackFrom { append("environment_fallback_from", fallbackFrom, to: &line) }
         JSONText.appendLiteral("}\n", to: &line)
+    }
+
+    private static func append(_ key: StaticString, _ value: String, to line: inout [UInt8]) {
+        JSONText.appendLiteral(",\"", to: &line)
+        JSONText.appendLiteral(key, to: &line)
+        JSONText.appendLiteral("\":", to: &line)
+        JSONText.appendString(value, to: &line)
     }
 }
