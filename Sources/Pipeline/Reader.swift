@@ -33,6 +33,7 @@ final class Reader<Source: RowSource>: Sendable {
 
     func run() {
         let decoder = shared.decoder
+        let memo = RowHeadersMemo()
         let done = self.done
         let duplicates = self.duplicates?.value
         let shard = shared.configuration.shard
@@ -44,7 +45,7 @@ final class Reader<Source: RowSource>: Sendable {
         // Several credentials: each row to its group's queue (nil, and one test a row, otherwise).
         var groups = shared.router.map { router in
             GroupHandOff(groups: shared.groups, router: router, environmentSlot: columns?.environmentSlot,
-                         keyIDSlot: columns?.keyIDSlot, labelsRecords: shared.labels != nil)
+                         keyIDSlot: columns?.keyIDSlot, labelsRecords: shared.labels != nil, rows: columns?.rows)
         }
         do {
             while let batch = try source.value.nextBatch() {
@@ -62,7 +63,7 @@ final class Reader<Source: RowSource>: Sendable {
                         continue
                     }
                     rows += 1
-                    switch decoder.decode(batch, at: index) {
+                    switch decoder.decode(batch, at: index, memo: memo) {
                     case .rejected(let reason):
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))

@@ -9,13 +9,43 @@ struct RecordLabels: Sendable {
     /// By lane - 1: the group's environment and credential label.
     let lanes: [(environment: APNsEnvironment, label: String)]
 
+    /// By lane - 1: what the lane adds to a line, `,"environment":"…","key_id":"…"`, made once.
+    private let fragments: [[UInt8]]
+
     init(groups: [CredentialGroup]) {
-        lanes = groups.map { ($0.environment, $0.label ?? "") }
+        self.init(lanes: groups.map { ($0.environment, $0.label ?? "") })
     }
 
     /// The same lanes, before any group is made (a dry run makes none).
     init(configuration: CampaignConfiguration) {
-        lanes = CredentialGroup.layout(of: configuration).map { ($0.environment, configuration.credentials[$0.credential].label) }
+        self.init(lanes: CredentialGroup.layout(of: configuration).map { ($0.environment, configuration.credentials[$0.credential].label) })
+    }
+
+    private init(lanes: [(environment: APNsEnvironment, label: String)]) {
+        self.lanes = lanes
+        fragments = lanes.map { lane in
+            var line: [UInt8] = Array("{}\n".utf8)
+            Self.amend(&line, environment: lane.environment.rawValue, keyID: lane.label, fallbackFrom: nil)
+            return Array(line.dropFirst().dropLast(2))
+        }
+    }
+
+    /// `amend` with `record`'s fields: a labelled record of a group pays one append of its lane's
+    /// fragment (the writer's per-row path in a several-key run).
+    func amend(_ line: inout [UInt8], for record: borrowing RowResult) {
+        let lane = Int(record.lane)
+        guard lane > 0 && lane <= fragments.count else {
+            let fields = fields(of: record)
+            Self.amend(&line, environment: fields.environment, keyID: fields.keyID, fallbackFrom: fields.fallbackFrom)
+            return
+        }
+        guard line.count >= 2, line[line.count - 2] == UInt8(ascii: "}") else { return }
+        line.removeLast(2)
+        line.append(contentsOf: fragments[lane - 1])
+        if let fallbackFrom = RowResult.environment(code: record.fallbackFrom) {
+            Self.append("environment_fallback_from", fallbackFrom.rawValue, to: &line)
+        }
+        JSONText.appendLiteral("}\n", to: &line)
     }
 
     /// What `record` adds to the line, as strings (all nil for a record without labels).

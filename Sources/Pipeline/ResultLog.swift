@@ -57,14 +57,10 @@ public final class ResultLog {
 
     func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
         // Three byte loads for a record of a one-credential run; the labels only for the others.
-        let fields = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0
-            ? labels?.fields(of: record) : nil
+        let labels = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 ? self.labels : nil
         let pending = writer.withPendingBytes { bytes in
             record.appendJSONLine(to: &bytes)
-            if let fields {
-                RecordLabels.amend(&bytes, environment: fields.environment, keyID: fields.keyID,
-                                   fallbackFrom: fields.fallbackFrom)
-            }
+            labels?.amend(&bytes, for: record)
             return bytes.count
         }
         recordsWritten += 1

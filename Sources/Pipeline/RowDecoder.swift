@@ -52,7 +52,7 @@ struct RowDecoder: Sendable {
 
     /// Row `index` of `batch`, read from the batch in place: the row pays a retain of the storage
     /// only for the slices its job keeps (token, payload).
-    func decode(_ batch: borrowing CSVBatch, at index: Int) -> Decoded {
+    func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil) -> Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let token = batch.field(.deviceToken, at: index) ?? []
         if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
@@ -62,7 +62,10 @@ struct RowDecoder: Sendable {
         }
         let ownHeaders: RowHeaders?
         let pushType: PushType
-        if hasOwnHeaders {
+        if hasOwnHeaders, let remembered = memo?.lookup(batch, at: index, columns: Self.headerColumns) {
+            ownHeaders = remembered
+            pushType = remembered.pushType
+        } else if hasOwnHeaders {
             func text(_ column: CSVColumn) -> String? {
                 guard let field = batch.field(column, at: index), !field.isEmpty else { return nil }
                 return String(decoding: field, as: UTF8.self)
@@ -81,6 +84,7 @@ struct RowDecoder: Sendable {
             }
             do {
                 let headers = RowHeaders(try NotificationHeaders(parsing: values, auth: auth), own: own)
+                memo?.remember(headers)
                 ownHeaders = headers
                 pushType = headers.pushType
             } catch {
