@@ -35,8 +35,9 @@ struct CSVRecordCounter {
         }
         let base = raw.assumingMemoryBound(to: UInt8.self)
         let count = bytes.count
-        // A local: the stored optional, bound at each use, cost a retain and a release per row.
-        let duplicates = self.duplicates
+        // A local: the stored optional, bound at each use, cost a retain and a release per row; and
+        // unretained (the stored one keeps it alive throughout), as a binding still cost two a row.
+        let duplicates = self.duplicates.map { Unmanaged.passUnretained($0) }
         var index = 0
         while index < count {
             switch state {
@@ -53,15 +54,20 @@ struct CSVRecordCounter {
                 case 0x2C:
                     state = .fieldNotBegun
                     if let duplicates {
-                        duplicates.unquotedEnds(at: index, base)
-                        duplicates.nextField()
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.unquotedEnds(at: index, base)
+                            $0.nextField()
+                        }
                     }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
                     if let duplicates {
-                        duplicates.unquotedEnds(at: index, base)
-                        duplicates.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.unquotedEnds(at: index, base)
+                            $0.rowEnds(isHeader: isHeader)
+                        }
                     }
                 default: break
                 }
@@ -71,35 +77,41 @@ struct CSVRecordCounter {
                 case 0x0D, 0x0A:
                     if case .fieldNotBegun = state {
                         records += 1
-                        duplicates?.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates?._withUnsafeGuaranteedRef { $0.rowEnds(isHeader: isHeader) }
                     }
                     state = .rowNotBegun
                 case 0x22:
                     state = .quoted
                     fieldStart = offset + index
-                    duplicates?.fieldBegins(at: index + 1)
+                    duplicates?._withUnsafeGuaranteedRef { $0.fieldBegins(at: index + 1) }
                 case 0x2C:
                     state = .fieldNotBegun
-                    duplicates?.nextField()
+                    duplicates?._withUnsafeGuaranteedRef { $0.nextField() }
                 default:
                     state = .unquoted
                     fieldStart = offset + index
-                    duplicates?.fieldBegins(at: index)
+                    duplicates?._withUnsafeGuaranteedRef { $0.fieldBegins(at: index) }
                 }
             case .quoteInQuoted(let spaces):
                 switch base[index] {
                 case 0x2C:
                     state = .fieldNotBegun
                     if let duplicates {
-                        duplicates.quotedEnds(at: index, base)
-                        duplicates.nextField()
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.quotedEnds(at: index, base)
+                            $0.nextField()
+                        }
                     }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
                     if let duplicates {
-                        duplicates.quotedEnds(at: index, base)
-                        duplicates.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.quotedEnds(at: index, base)
+                            $0.rowEnds(isHeader: isHeader)
+                        }
                     }
                 case 0x20, 0x09: state = .quoteInQuoted(spaces: true)
                 case 0x22 where !spaces: state = .quoted
@@ -115,7 +127,7 @@ struct CSVRecordCounter {
             case .unquoted, .quoted, .quoteInQuoted: true
             case .rowNotBegun, .fieldNotBegun: false
             }
-            duplicates.chunkEnds(count: count, base, inField: inField)
+            duplicates._withUnsafeGuaranteedRef { $0.chunkEnds(count: count, base, inField: inField) }
         }
         offset += count
         switch state {
