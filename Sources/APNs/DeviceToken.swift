@@ -47,11 +47,26 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Runs for every row of a campaign: 8 bytes per step (SWAR), the last step on the last 8
-    /// bytes even if it overlaps the one before (whose bytes were all digits).
+    /// bytes even if it overlaps the one before (whose bytes are then tested twice). Nearly every
+    /// token is good, so the words' verdicts are gathered with no branch per word, and only a
+    /// bad token is walked again to find its first bad byte.
     private static func firstNonHexDigit(_ utf8: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let base = utf8.baseAddress else { return nil }
         let count = utf8.count
         guard count >= 8 else { return utf8.firstIndex { !isHexDigit($0) } }
+        var bad = SWAR.nonHexDigits(SWAR.load(base + (count &- 8)))
+        var index = 0
+        while count &- index > 8 {
+            bad |= SWAR.nonHexDigits(SWAR.load(base + index))
+            index &+= 8
+        }
+        guard bad != 0 else { return nil }
+        return firstNonHexDigitIn(base, count: count)
+    }
+
+    /// The offset of the first byte that is not a hex digit, in a text known to hold one.
+    @inline(never)
+    private static func firstNonHexDigitIn(_ base: UnsafePointer<UInt8>, count: Int) -> Int? {
         var index = 0
         while true {
             let bad = SWAR.nonHexDigits(SWAR.load(base + index))

@@ -105,6 +105,9 @@ final class CSVFastSplitter {
     /// 8 bytes a step into `unescaped` as it goes, each `""` as one quote: a word is stored whole,
     /// and after a quote the copy goes on from the byte after it. Nil when the chunk ends first, or
     /// the field is over the size limit.
+    ///
+    /// One flat loop, a word or a quote a step: a JSON payload holds a `""` every 15 bytes or so,
+    /// and leaving an inner word loop for each cost about 35 instructions an escape (callgrind).
     @inline(__always)
     private func scanQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> (field: Span, closingQuote: Int)? {
         // Room for the rest of the chunk and a last whole word: no check per step.
@@ -114,35 +117,37 @@ final class CSVFastSplitter {
         var copied = unescapedUsed
         var escapes = 0
         while true {
-            while count &- source >= 8 {
+            var at: Int
+            if count &- source >= 8 {
                 let word = SWAR.load(raw + source)
                 (target + copied).storeBytes(of: word.littleEndian, as: UInt64.self)
                 let quotes = SWAR.bytesEqual(word, 0x22)
-                if quotes != 0 {
-                    let at = quotes.trailingZeroBitCount &>> 3
-                    source &+= at
-                    copied &+= at
-                    break
+                if quotes == 0 {
+                    source &+= 8
+                    copied &+= 8
+                    continue
                 }
-                source &+= 8
-                copied &+= 8
-            }
-            if count &- source < 8 {
-                while source < count {
-                    let byte = raw.load(fromByteOffset: source, as: UInt8.self)
+                at = quotes.trailingZeroBitCount &>> 3
+            } else {
+                at = 0
+                while source &+ at < count {
+                    let byte = raw.load(fromByteOffset: source &+ at, as: UInt8.self)
+                    target.storeBytes(of: byte, toByteOffset: copied &+ at, as: UInt8.self)
                     if byte == 0x22 { break }
-                    target.storeBytes(of: byte, toByteOffset: copied, as: UInt8.self)
-                    source &+= 1
-                    copied &+= 1
+                    at &+= 1
                 }
             }
-            // At a quote: the byte after it tells an escape from the field's end.
-            guard source &+ 1 < count else { return nil }
-            guard raw.load(fromByteOffset: source &+ 1, as: UInt8.self) == 0x22 else { break }
-            target.storeBytes(of: 0x22, toByteOffset: copied, as: UInt8.self)
+            // At a quote (stored already): the byte after it tells an escape from the field's end.
+            let after = source &+ at &+ 1
+            guard after < count else { return nil }
+            guard raw.load(fromByteOffset: after, as: UInt8.self) == 0x22 else {
+                source &+= at
+                copied &+= at
+                break
+            }
             escapes &+= 1
-            source &+= 2
-            copied &+= 1
+            source = after &+ 1
+            copied &+= at &+ 1
         }
         guard source &- start <= CSVParser.maxFieldBytes else { return nil }
         guard escapes > 0 else { return (Span(start: start, end: source, isUnescaped: false), source) }

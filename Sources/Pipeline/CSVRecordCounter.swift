@@ -35,8 +35,9 @@ struct CSVRecordCounter {
         }
         let base = raw.assumingMemoryBound(to: UInt8.self)
         let count = bytes.count
-        // A local: the stored optional, bound at each use, cost a retain and a release per row.
-        let duplicates = self.duplicates
+        // A local: the stored optional, bound at each use, cost a retain and a release per row; and
+        // unretained (the stored one keeps it alive throughout), as a binding still cost two a row.
+        let duplicates = self.duplicates.map { Unmanaged.passUnretained($0) }
         var index = 0
         while index < count {
             switch state {
@@ -53,15 +54,20 @@ struct CSVRecordCounter {
                 case 0x2C:
                     state = .fieldNotBegun
                     if let duplicates {
-                        duplicates.unquotedEnds(at: index, base)
-                        duplicates.nextField()
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.unquotedEnds(at: index, base)
+                            $0.nextField()
+                        }
                     }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
                     if let duplicates {
-                        duplicates.unquotedEnds(at: index, base)
-                        duplicates.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.unquotedEnds(at: index, base)
+                            $0.rowEnds(isHeader: isHeader)
+                        }
                     }
                 default: break
                 }
@@ -71,35 +77,41 @@ struct CSVRecordCounter {
                 case 0x0D, 0x0A:
                     if case .fieldNotBegun = state {
                         records += 1
-                        duplicates?.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates?._withUnsafeGuaranteedRef { $0.rowEnds(isHeader: isHeader) }
                     }
                     state = .rowNotBegun
                 case 0x22:
                     state = .quoted
                     fieldStart = offset + index
-                    duplicates?.fieldBegins(at: index + 1)
+                    duplicates?._withUnsafeGuaranteedRef { $0.fieldBegins(at: index + 1) }
                 case 0x2C:
                     state = .fieldNotBegun
-                    duplicates?.nextField()
+                    duplicates?._withUnsafeGuaranteedRef { $0.nextField() }
                 default:
                     state = .unquoted
                     fieldStart = offset + index
-                    duplicates?.fieldBegins(at: index)
+                    duplicates?._withUnsafeGuaranteedRef { $0.fieldBegins(at: index) }
                 }
             case .quoteInQuoted(let spaces):
                 switch base[index] {
                 case 0x2C:
                     state = .fieldNotBegun
                     if let duplicates {
-                        duplicates.quotedEnds(at: index, base)
-                        duplicates.nextField()
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.quotedEnds(at: index, base)
+                            $0.nextField()
+                        }
                     }
                 case 0x0D, 0x0A:
                     records += 1
                     state = .rowNotBegun
                     if let duplicates {
-                        duplicates.quotedEnds(at: index, base)
-                        duplicates.rowEnds(isHeader: records == 1)
+                        let isHeader = records == 1
+                        duplicates._withUnsafeGuaranteedRef {
+                            $0.quotedEnds(at: index, base)
+                            $0.rowEnds(isHeader: isHeader)
+                        }
                     }
                 case 0x20, 0x09: state = .quoteInQuoted(spaces: true)
                 case 0x22 where !spaces: state = .quoted
@@ -115,7 +127,7 @@ struct CSVRecordCounter {
             case .unquoted, .quoted, .quoteInQuoted: true
             case .rowNotBegun, .fieldNotBegun: false
             }
-            duplicates.chunkEnds(count: count, base, inField: inField)
+            duplicates._withUnsafeGuaranteedRef { $0.chunkEnds(count: count, base, inField: inField) }
         }
         offset += count
         switch state {
@@ -127,30 +139,80 @@ struct CSVRecordCounter {
     }
 
     /// In a quoted field, the offset of the first quote that may end it (one of a `""` within a
-    /// word does not), or of the first of the last 7 bytes, or `count`. Only a quote matters there.
+    /// word, or across the two words of a step, does not), or of the first of the last 7 bytes, or
+    /// `count`. Only a quote matters there. Two words a step: a JSON payload holds a `""` every
+    /// 15 bytes or so, and each pair costs a few mask operations, not a stop.
     @inline(__always)
     static func skipQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         var index = start
+        while count &- index >= 16 {
+            let first = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
+            var second = SWAR.bytesEqual(SWAR.load(raw + (index &+ 8)), 0x22)
+            if first | second != 0 {
+                if first != 0 {
+                    let ending = endingQuotes(first)
+                    if ending != 0 {
+                        // A quote in the last byte followed by one in the next word: a `""`.
+                        guard ending == 0x80 &<< 56, second & 0x80 != 0 else {
+                            return index &+ ending.trailingZeroBitCount &>> 3
+                        }
+                        second &= ~0x80
+                    }
+                }
+                if second != 0 {
+                    let ending = endingQuotes(second)
+                    if ending != 0 { return index &+ 8 &+ ending.trailingZeroBitCount &>> 3 }
+                }
+            }
+            index &+= 16
+        }
         while count &- index >= 8 {
-            var quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
-            while quotes != 0 {
-                let at = quotes.trailingZeroBitCount &>> 3
-                // Not followed by a quote in this word: the field's end, or a `""` across two words.
-                guard at < 7, quotes & (0x80 &<< (at &* 8 &+ 8)) != 0 else { return index &+ at }
-                quotes &= quotes &- 1
-                quotes &= quotes &- 1
+            let quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
+            if quotes != 0 {
+                let ending = endingQuotes(quotes)
+                if ending != 0 { return index &+ ending.trailingZeroBitCount &>> 3 }
             }
             index &+= 8
         }
         return index
     }
 
+    /// The quotes of a word (a `SWAR` mask) that are not one of a `""` in it, paired from the
+    /// first; a quote in the last byte counts as one (the next byte decides). Runs of two quotes
+    /// (`""`, an escaped quote) take a few operations; a longer run is paired one quote at a time.
+    @inline(__always)
+    static func endingQuotes(_ quotes: UInt64) -> UInt64 {
+        let pairs = quotes & (quotes &>> 8)
+        guard pairs & (pairs &>> 8) == 0 else { return endingQuotesInRuns(quotes) }
+        return quotes & ~(pairs | (pairs &<< 8))
+    }
+
+    @inline(never)
+    static func endingQuotesInRuns(_ quotes: UInt64) -> UInt64 {
+        var quotes = quotes
+        while quotes != 0 {
+            let at = quotes.trailingZeroBitCount &>> 3
+            guard at < 7, quotes & (0x80 &<< (at &* 8 &+ 8)) != 0 else { return 0x80 &<< (at &* 8) }
+            quotes &= quotes &- 1
+            quotes &= quotes &- 1
+        }
+        return 0
+    }
+
     /// In an unquoted field, the offset of the first byte below `-` (a comma, CR, LF or quote among
     /// them), or of the first of the last 7 bytes, or `count`. A word of hex digits, letters or
-    /// digits has none.
+    /// digits has none. Two words a step, as a 64-digit token is 4 steps.
     @inline(__always)
     static func skipUnquoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         var index = start
+        while count &- index >= 16 {
+            let first = SWAR.bytesBelow(SWAR.load(raw + index), 0x2D)
+            let second = SWAR.bytesBelow(SWAR.load(raw + (index &+ 8)), 0x2D)
+            if first | second != 0 {
+                return index &+ (first != 0 ? first.trailingZeroBitCount &>> 3 : 8 &+ second.trailingZeroBitCount &>> 3)
+            }
+            index &+= 16
+        }
         while count &- index >= 8 {
             let below = SWAR.bytesBelow(SWAR.load(raw + index), 0x2D)
             if below != 0 { return index &+ below.trailingZeroBitCount &>> 3 }

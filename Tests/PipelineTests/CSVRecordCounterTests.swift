@@ -148,6 +148,30 @@ import Testing
         #expect(libcsvRows(text, chunk: 5) == 3)
     }
 
+    /// Quotes are paired a word, or two words, at a time: a run of 1 to 5 quotes at each offset of
+    /// a quoted field (each byte of a 16-byte step, a run across the two words and across steps),
+    /// followed by text or by the field's end, is counted and judged as libcsv does.
+    @Test func quoteRunsAtEveryAlignmentAreJudgedAsLibcsvDoes() {
+        var refused = 0
+        for run in 1...5 {
+            for offset in 0..<34 {
+                for tail in ["abcdefghijklmnopqrstu\",x\n", "\",x\n", "\"\n"] {
+                    let text = Array(("device_token,payload\nt1,\"" + String(repeating: "p", count: offset)
+                        + String(repeating: "\"", count: run) + tail + "t2,y\n").utf8)
+                    let fast = count(text, chunk: Int.max)
+                    let exact = libcsvRows(text, chunk: Int.max)
+                    if exact == nil { refused += 1 }
+                    #expect(fast.suspicious == (exact == nil), "run \(run) at \(offset), tail \(tail.debugDescription)")
+                    if let exact, !fast.suspicious {
+                        #expect(fast.records - 1 == exact, "run \(run) at \(offset), tail \(tail.debugDescription)")
+                    }
+                }
+            }
+        }
+        // Odd runs before text end the field and leave text after its closing quote: refused.
+        #expect(refused > 0)
+    }
+
     @Test func whatLibcsvRefusesIsSuspicious() {
         for bad in ["t1,a\"b\n", "t1,\"a\"b\n", "t1,\"open\n", "t1,\"a\" \"b\"\n", "t1,a\u{0}b\n"] {
             let text = Array(("device_token,payload\n" + bad).utf8)

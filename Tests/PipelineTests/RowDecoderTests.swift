@@ -85,4 +85,25 @@ import Transport
         #expect(job(rows[1]) != nil)
         #expect(reason(rows[2]) == "InvalidPayload")
     }
+
+    /// Uppercase is found 8 bytes a step: one uppercase digit in any lane of any word, or in the
+    /// bytes after the last whole word, makes the whole token lowercase; all-lowercase (and
+    /// digits only) tokens need no copy.
+    @Test func anUppercaseDigitAnywhereGivesTheLowercaseTokenAndNoneGivesNil() {
+        let lower = Array("27e8ac81e7bc3b897444855180833dc577f0f9d31d7951334e7d4d7552764038bd".utf8)
+        #expect(RowDecoder.lowercased(lower[...]) == nil)
+        #expect(RowDecoder.lowercased(Array("0123456789".utf8)[...]) == nil)
+        #expect(RowDecoder.lowercased([][...]) == nil)
+        for length in [1, 7, 8, 9, 64, 66] {
+            let token = Array(lower.prefix(length))
+            for at in 0..<length where token[at] >= UInt8(ascii: "a") {
+                var upper = token
+                upper[at] &= ~0x20
+                #expect(RowDecoder.lowercased(upper[...]) == token, "length \(length), uppercase at \(at)")
+                // A slice that does not start at 0, as a batch field's does.
+                let padded = [UInt8(ascii: "F")] + upper
+                #expect(RowDecoder.lowercased(padded[1...]) == token, "length \(length), uppercase at \(at)")
+            }
+        }
+    }
 }
