@@ -24,6 +24,22 @@ enum H2Wire {
         return appended
     }
 
+    /// `drainOutput(_:into:limit:)` into a buffer that nghttp2's callbacks may append to as well
+    /// (a client's request bodies, NGHTTP2_DATA_FLAG_NO_COPY): read through the pointer after every
+    /// call into nghttp2, never cached across one.
+    static func drainOutput(_ session: OpaquePointer, into target: UnsafeMutablePointer<[UInt8]>,
+                            limit: Int) throws(H2Error) -> Int {
+        let before = target.pointee.count
+        while target.pointee.count < limit {
+            var chunk: UnsafePointer<UInt8>? = nil
+            let length = nghttp2_session_mem_send(session, &chunk)
+            if length < 0 { throw H2Error(nghttp2Code: length) }
+            guard length > 0, let chunk else { break }
+            target.pointee.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+        }
+        return target.pointee.count - before
+    }
+
     static func check(_ result: Int32) throws(H2Error) {
         if result < 0 { throw H2Error(nghttp2Code: Int(result)) }
     }
@@ -55,6 +71,19 @@ enum H2Wire {
         return value
     }
 
+    /// A decimal number such as a `content-length`; -2 when the bytes are not one (-1 means "none").
+    @inline(__always)
+    static func decimal(_ bytes: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        guard length > 0, length <= 18 else { return -2 }
+        var value = 0
+        for index in 0..<length {
+            let digit = Int(bytes[index]) - 48
+            guard digit >= 0, digit <= 9 else { return -2 }
+            value = value * 10 + digit
+        }
+        return value
+    }
+
     static let frameHeaders = UInt8(NGHTTP2_HEADERS.rawValue)
     static let frameData = UInt8(NGHTTP2_DATA.rawValue)
     static let framePriority = UInt8(NGHTTP2_PRIORITY.rawValue)
@@ -68,6 +97,7 @@ enum H2Wire {
     static let flagNone = UInt8(NGHTTP2_FLAG_NONE.rawValue)
     static let nvNoIndex = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
     static let refusedStream = NGHTTP2_REFUSED_STREAM.rawValue
+    static let protocolError = NGHTTP2_PROTOCOL_ERROR.rawValue
 }
 
 /// Settings entries for `nghttp2_submit_settings`.
