@@ -170,30 +170,33 @@ extension H2ClientSession {
     }
 
     private func responseComplete(streamID: Int32) {
-        guard let index = streamIndex(streamID) else { return }
-        if streams[index]?.isMalformedAtEnd == true { return malformedResponse(index: index, streamID: streamID) }
+        var malformedTag: UInt64?
         // In place: the record is not copied, and its body moves into the response.
-        guard let answer = streams.update(at: index, { stream -> H2Response? in
+        guard let index = streamIndex(streamID), let answer = streams.update(at: index, { stream -> H2Response? in
             guard !stream.answered else { return nil }
             stream.answered = true
+            if stream.isMalformedAtEnd {
+                malformedTag = stream.tag
+                return nil
+            }
             var body: [UInt8] = []
             swap(&body, &stream.responseBody)
             return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
                               apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, uniqueID: stream.uniqueID,
                               body: body)
-        }), let response = answer else { return }
+        }) else { return }
+        guard let response = answer else {
+            if let malformedTag { malformedResponse(tag: malformedTag, streamID: streamID) }
+            return
+        }
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))
     }
 
     /// An answer that broke HTTP's rules is a stream error, as nghttp2's own checks made it: the
     /// request's fate is unknown (`.lost`), and the stream is reset if our side is still sending.
-    private func malformedResponse(index: Int, streamID: Int32) {
-        guard let session, let tag = streams.update(at: index, { stream -> UInt64? in
-            guard !stream.answered else { return nil }
-            stream.answered = true
-            return stream.tag
-        }), let tag else { return }
+    private func malformedResponse(tag: UInt64, streamID: Int32) {
+        guard let session else { return }
         if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.protocolError)
         }
