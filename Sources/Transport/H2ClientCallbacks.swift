@@ -13,7 +13,6 @@ enum H2ClientCallbacks {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSend)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSend)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
-        nghttp2_session_callbacks_set_send_data_callback(callbacks, sendBody)
 
         var option: OpaquePointer? = nil
         try H2Wire.check(nghttp2_option_new(&option))
@@ -82,22 +81,14 @@ enum H2ClientCallbacks {
         return 0
     }
 
-    /// Sizes the next DATA frame of a request body; its bytes go out through `sendBody`, uncopied by nghttp2.
-    static let readBody: nghttp2_data_source_read_callback = { _, streamID, _, length, flags, source, userData in
-        guard let flags, let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr) else {
+    /// Copies the next part of a request body into nghttp2's frame buffer.
+    static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
+        guard let buffer, let flags,
+              let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        return withOwner(userData) { $0.readBody(index: index, streamID: streamID, length: length, flags: flags) }
-    }
-
-    /// Writes a DATA frame sized by `readBody` (its 9-byte header from nghttp2, then the body's bytes)
-    /// into the output `drainOutput` is filling.
-    static let sendBody: nghttp2_send_data_callback = { _, frame, header, length, source, userData in
-        guard let frame, let header, let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr)
-        else { return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue }
         return withOwner(userData) {
-            $0.sendBody(index: index, streamID: frame.pointee.hd.stream_id, frameHeader: header, length: length,
-                        padding: frame.pointee.data.padlen)
+            $0.readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
         }
     }
 }
@@ -170,33 +161,32 @@ extension H2ClientSession {
     }
 
     private func responseComplete(streamID: Int32) {
-        var malformedTag: UInt64?
+        guard let index = streamIndex(streamID) else { return }
+        // Read apart from the update below: a closure that also reported the broken answer was no
+        // longer inlined (a call and a context per answer).
+        if streams[index]?.isMalformedAtEnd == true { return malformedResponse(index: index, streamID: streamID) }
         // In place: the record is not copied, and its body moves into the response.
-        guard let index = streamIndex(streamID), let answer = streams.update(at: index, { stream -> H2Response? in
+        guard let answer = streams.update(at: index, { stream -> H2Response? in
             guard !stream.answered else { return nil }
             stream.answered = true
-            if stream.isMalformedAtEnd {
-                malformedTag = stream.tag
-                return nil
-            }
             var body: [UInt8] = []
             swap(&body, &stream.responseBody)
             return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
                               apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, uniqueID: stream.uniqueID,
                               body: body)
-        }) else { return }
-        guard let response = answer else {
-            if let malformedTag { malformedResponse(tag: malformedTag, streamID: streamID) }
-            return
-        }
+        }), let response = answer else { return }
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))
     }
 
     /// An answer that broke HTTP's rules is a stream error, as nghttp2's own checks made it: the
     /// request's fate is unknown (`.lost`), and the stream is reset if our side is still sending.
-    private func malformedResponse(tag: UInt64, streamID: Int32) {
-        guard let session else { return }
+    private func malformedResponse(index: Int, streamID: Int32) {
+        guard let session, let tag = streams.update(at: index, { stream -> UInt64? in
+            guard !stream.answered else { return nil }
+            stream.answered = true
+            return stream.tag
+        }), let tag else { return }
         if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.protocolError)
         }
@@ -232,34 +222,23 @@ extension H2ClientSession {
         }
     }
 
-    func readBody(index: Int, streamID: Int32, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
-        // In place: `streams[index]?.body` would copy the slice, a retain and release per request.
-        let sized = streams.update(at: index) { stream -> Int? in
+    func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
+                  flags: UnsafeMutablePointer<UInt32>) -> Int {
+        // In place: the body is read where the record holds it (`streams[index]?.body` would copy
+        // the slice, a retain and release per request).
+        let copied = streams.update(at: index) { stream -> Int? in
             guard stream.streamID == streamID else { return nil }
-            let count = min(length, stream.body.count - stream.bodyOffset)
-            if stream.bodyOffset + count == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-            flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
+            let offset = stream.bodyOffset
+            let count = stream.body.withUnsafeBufferPointer { body -> Int in
+                let count = min(length, body.count - offset)
+                if let base = body.baseAddress, count > 0 { buffer.update(from: base + offset, count: count) }
+                return count
+            }
+            stream.bodyOffset = offset + count
+            if stream.bodyOffset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
             return count
         }
-        guard let sized, let count = sized else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        guard let copied, let count = copied else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         return count
-    }
-
-    func sendBody(index: Int, streamID: Int32, frameHeader: UnsafePointer<UInt8>, length: Int, padding: Int) -> Int32 {
-        guard let target = outputTarget else { return NGHTTP2_ERR_CALLBACK_FAILURE.rawValue }
-        let sent = streams.update(at: index) { stream -> Bool in
-            let offset = stream.bodyOffset
-            guard stream.streamID == streamID, offset + length <= stream.body.count else { return false }
-            target.pointee.append(contentsOf: UnsafeBufferPointer(start: frameHeader, count: 9))
-            // Padding (never asked for here) is a length byte before the data and zeros after it.
-            if padding > 0 { target.pointee.append(UInt8(padding - 1)) }
-            stream.body.withUnsafeBufferPointer { body in
-                target.pointee.append(contentsOf: UnsafeBufferPointer(rebasing: body[offset..<offset + length]))
-            }
-            if padding > 1 { target.pointee.append(contentsOf: repeatElement(0, count: padding - 1)) }
-            stream.bodyOffset = offset + length
-            return true
-        }
-        return sent == true ? 0 : NGHTTP2_ERR_CALLBACK_FAILURE.rawValue
     }
 }

@@ -83,8 +83,6 @@ public final class H2ClientSession {
     @exclusivity(unchecked) var submitOrderHead = 0
     /// A request went out before: fields indexed on the first request only are never-indexed now.
     @exclusivity(unchecked) var hasSubmitted = false
-    /// The buffer `drainOutput` is filling, while it runs: where `sendBody` appends DATA frames.
-    @exclusivity(unchecked) var outputTarget: UnsafeMutablePointer<[UInt8]>?
     /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
     let memory = H2SessionMemory()
     /// `:authority`, in storage nghttp2 may read uncopied: freed after the nghttp2 session.
@@ -226,13 +224,7 @@ public final class H2ClientSession {
     @discardableResult
     public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
         guard let session else { return 0 }
-        // nghttp2 hands each request body's DATA frame to `sendBody` during the call (NO_COPY), which
-        // appends it here: the body is copied once, from its row to the output.
-        return try withUnsafeMutablePointer(to: &buffer) { (target) throws(H2Error) -> Int in
-            outputTarget = target
-            defer { outputTarget = nil }
-            return try H2Wire.drainOutput(session, into: target, limit: limit)
-        }
+        return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
     }
 
     /// Hands every queued event to `handle`, in order, then forgets them. `handle` may call back into

@@ -24,22 +24,6 @@ enum H2Wire {
         return appended
     }
 
-    /// `drainOutput(_:into:limit:)` into a buffer that nghttp2's callbacks may append to as well
-    /// (a client's request bodies, NGHTTP2_DATA_FLAG_NO_COPY): read through the pointer after every
-    /// call into nghttp2, never cached across one.
-    static func drainOutput(_ session: OpaquePointer, into target: UnsafeMutablePointer<[UInt8]>,
-                            limit: Int) throws(H2Error) -> Int {
-        let before = target.pointee.count
-        while target.pointee.count < limit {
-            var chunk: UnsafePointer<UInt8>? = nil
-            let length = nghttp2_session_mem_send(session, &chunk)
-            if length < 0 { throw H2Error(nghttp2Code: length) }
-            guard length > 0, let chunk else { break }
-            target.pointee.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-        }
-        return target.pointee.count - before
-    }
-
     static func check(_ result: Int32) throws(H2Error) {
         if result < 0 { throw H2Error(nghttp2Code: Int(result)) }
     }
