@@ -260,7 +260,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
-        // The empty body of a 200 skips the generic decoding initializer (unspecialized across modules).
+        // An empty body (every 200's) skips the generic decoding initializer, unspecialized across modules.
         let answer = response.body.isEmpty ? Response(status: response.status, reasonText: nil)
             : Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
