@@ -260,7 +260,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     func connection(_ connection: ClientConnection, didReceive response: H2Response) {
         guard let job = inFlight.remove(tag: response.tag) else { return }
         // The apns-id stays inline (response.apnsIDText) on its way to the result log.
-        let answer = Response(status: response.status, apnsID: nil, body: response.body)
+        // An empty body (every 200's) skips the generic decoding initializer, unspecialized across modules.
+        let answer = response.body.isEmpty ? Response(status: response.status, reasonText: nil)
+            : Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
         if settleRunWideRefusal(job, answer: answer, response: response, latency: latency, on: connection) {

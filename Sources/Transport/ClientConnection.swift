@@ -71,7 +71,13 @@ public final class ClientConnection {
     public let configuration: Configuration
     /// A number the owner may set to find its own record of this connection from a delegate call
     /// without hashing (`Worker` keeps its slot index here). The connection never reads it.
-    @exclusivity(unchecked) public var ownerTag = -1
+    /// Computed, as `Reactor.turnStartedAt` is: a stored `var` read from another module costs a
+    /// run-time exclusivity check per read, and the owner reads it for every answer.
+    public var ownerTag: Int {
+        get { storedOwnerTag }
+        set { storedOwnerTag = newValue }
+    }
+    @exclusivity(unchecked) private var storedOwnerTag = -1
     /// "api.push.apple.com:443 (17.188.1.2:443)", for messages.
     public let peer: String
     @exclusivity(unchecked) var delegate: (any ClientConnectionDelegate)?

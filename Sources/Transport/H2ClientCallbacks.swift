@@ -19,6 +19,11 @@ enum H2ClientCallbacks {
         defer { nghttp2_option_del(option) }
         // Without this nghttp2 assumes 100 concurrent streams until the server's SETTINGS arrive.
         nghttp2_option_set_peer_max_concurrent_streams(option, 1)
+        // nghttp2's HTTP checks validate every received header byte by byte (~700 instructions per
+        // answer); the session checks what an answer's meaning depends on itself (`header`,
+        // `dataChunk`, `responseComplete`): one three-digit final `:status`, a `content-length`
+        // that the DATA matches. Anything else odd in a field is written out escaped, never trusted.
+        nghttp2_option_set_no_http_messaging(option, 1)
 
         var session: OpaquePointer? = nil
         let userData = Unmanaged.passUnretained(owner).toOpaque()
@@ -106,7 +111,9 @@ extension H2ClientSession {
                 value: UnsafePointer<UInt8>, valueLength: Int) {
         guard let index = streamIndex(streamID) else { return }
         if H2Wire.equals(name, nameLength, ":status") {
-            streams[index]?.status = H2Wire.status(value, valueLength)
+            streams[index]?.noteStatus(valueLength == 3 ? H2Wire.status(value, valueLength) : 0)
+        } else if H2Wire.equals(name, nameLength, "content-length") {
+            streams[index]?.noteContentLength(H2Wire.decimal(value, valueLength))
         } else if H2Wire.equals(name, nameLength, "apns-id") {
             streams[index]?.apnsID = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
             streams[index]?.hasAPNsID = true
@@ -118,6 +125,7 @@ extension H2ClientSession {
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
         guard let index = streamIndex(streamID) else { return }
+        streams[index]?.receivedBodyBytes += length
         let room = configuration.maxResponseBodyBytes - (streams[index]?.responseBody.count ?? 0)
         guard room > 0 else { return }
         streams[index]?.responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
@@ -153,8 +161,12 @@ extension H2ClientSession {
     }
 
     private func responseComplete(streamID: Int32) {
+        guard let index = streamIndex(streamID) else { return }
+        // Read apart from the update below: a closure that also reported the broken answer was no
+        // longer inlined (a call and a context per answer).
+        if streams[index]?.isMalformedAtEnd == true { return malformedResponse(index: index, streamID: streamID) }
         // In place: the record is not copied, and its body moves into the response.
-        guard let index = streamIndex(streamID), let answer = streams.update(at: index, { stream -> H2Response? in
+        guard let answer = streams.update(at: index, { stream -> H2Response? in
             guard !stream.answered else { return nil }
             stream.answered = true
             var body: [UInt8] = []
@@ -165,6 +177,20 @@ extension H2ClientSession {
         }), let response = answer else { return }
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))
+    }
+
+    /// An answer that broke HTTP's rules is a stream error, as nghttp2's own checks made it: the
+    /// request's fate is unknown (`.lost`), and the stream is reset if our side is still sending.
+    private func malformedResponse(index: Int, streamID: Int32) {
+        guard let session, let tag = streams.update(at: index, { stream -> UInt64? in
+            guard !stream.answered else { return nil }
+            stream.answered = true
+            return stream.tag
+        }), let tag else { return }
+        if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
+            _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.protocolError)
+        }
+        events.append(.lost(tag: tag, cause: .streamReset(errorCode: H2Wire.protocolError)))
     }
 
     func requestHeadersSent(streamID: Int32) {

@@ -56,6 +56,11 @@ public final class H2ClientSession {
         /// `apns-unique-id`, when the answer carried a UUID there (APNs' sandbox does).
         var uniqueID: UUIDBytes?
         var responseBody: [UInt8] = []
+        /// The answer's `content-length` (-1: none) and the DATA bytes that arrived, compared at its end.
+        var contentLength = -1
+        var receivedBodyBytes = 0
+        /// The answer broke HTTP's rules (see `H2ClientCallbacks.makeSession`): it ends as a stream error.
+        var malformed = false
         /// The template the request was made from: nghttp2 reads its bytes (uncopied) when it
         /// encodes the HEADERS frame, so it lives as long as the stream.
         var template: H2RequestTemplate?

@@ -15,8 +15,9 @@ extension H2ClientSession {
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
                        submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
         guard session != nil else { throw .terminated }
-        guard acceptsRequests else { throw .notAcceptingRequests }
-        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
+        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
+        // time, was a second call into nghttp2 per request.
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
 
         fillHeaderBlock(method: method, path: path, headers: headers)
         return try submitFilledHeaders(body: body[...], tag: tag, submittedAt: submittedAt)
@@ -32,8 +33,9 @@ extension H2ClientSession {
     public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
                        body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
         guard session != nil else { throw .terminated }
-        guard acceptsRequests else { throw .notAcceptingRequests }
-        guard freeStreamSlots > 0 else { throw .noFreeStreamSlot }
+        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
+        // time, was a second call into nghttp2 per request.
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
         fillHeaderBlock(template: template, pathSuffix: pathSuffix, headers: headers)
         return try submitFilledHeaders(body: consume body, tag: tag, submittedAt: submittedAt, template: consume template)
     }

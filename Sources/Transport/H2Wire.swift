@@ -55,6 +55,19 @@ enum H2Wire {
         return value
     }
 
+    /// A decimal number such as a `content-length`; -2 when the bytes are not one (-1 means "none").
+    @inline(__always)
+    static func decimal(_ bytes: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        guard length > 0, length <= 18 else { return -2 }
+        var value = 0
+        for index in 0..<length {
+            let digit = Int(bytes[index]) - 48
+            guard digit >= 0, digit <= 9 else { return -2 }
+            value = value * 10 + digit
+        }
+        return value
+    }
+
     static let frameHeaders = UInt8(NGHTTP2_HEADERS.rawValue)
     static let frameData = UInt8(NGHTTP2_DATA.rawValue)
     static let framePriority = UInt8(NGHTTP2_PRIORITY.rawValue)
@@ -68,6 +81,7 @@ enum H2Wire {
     static let flagNone = UInt8(NGHTTP2_FLAG_NONE.rawValue)
     static let nvNoIndex = UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue)
     static let refusedStream = NGHTTP2_REFUSED_STREAM.rawValue
+    static let protocolError = NGHTTP2_PROTOCOL_ERROR.rawValue
 }
 
 /// Settings entries for `nghttp2_submit_settings`.

@@ -202,7 +202,10 @@ public final class Reactor: @unchecked Sendable {
     /// The monotonic clock (`monotonicNanoseconds`), read once per loop turn as the wait for
     /// events returns: a timestamp for whatever this turn handles (requests submitted, answers
     /// read) that costs no clock read each, at the price of a turn's grain. Reactor thread only.
-    public private(set) var turnStartedAt: UInt64 = Reactor.monotonicNanoseconds()
+    /// Computed: a stored `var` read from another module costs a `swift_beginAccess` per read, which
+    /// `@exclusivity(unchecked)` does not switch off across modules (twice per request in a sender).
+    public var turnStartedAt: UInt64 { currentTurnStartedAt }
+    @exclusivity(unchecked) private var currentTurnStartedAt: UInt64 = Reactor.monotonicNanoseconds()
 
     /// Runs the loop on the calling thread until `stop()`, then shuts down (see the type's comment).
     public func run() {
@@ -211,7 +214,7 @@ public final class Reactor: @unchecked Sendable {
         ownerThread.store(ReactorThread.currentID, ordering: .releasing)
         while !stopRequested.load(ordering: .acquiring) {
             let ready = waitForEvents()
-            turnStartedAt = Reactor.monotonicNanoseconds()
+            currentTurnStartedAt = Reactor.monotonicNanoseconds()
             if ready < 0 {
                 guard errno == EINTR else { fatalError("epoll_wait failed: errno \(errno)") }
                 continue

@@ -92,7 +92,7 @@ import Transport
         try pair.pump()
         try pair.submit(tag: 4)
         try pair.pump()
-        // A response whose content-length lies is a stream error nghttp2 answers with RST_STREAM.
+        // A response whose content-length lies is a stream error (the session's own check, H2ResponseChecks).
         #expect(pair.lost.map(\.tag) == [4])
         #expect(pair.responses.isEmpty)
     }
