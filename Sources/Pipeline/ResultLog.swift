@@ -44,12 +44,9 @@ public final class ResultLog {
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
-        let pending = writer.withPendingBytes { bytes in
-            record.appendJSONLine(to: &bytes)
-            return bytes.count
-        }
+        writer.withAppendedBytes { record.appendJSONLine(to: &$0) }
         recordsWritten += 1
-        if pending >= maxFrameBytes { try writer.flush() }
+        if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
     }
 
     /// The text behind records' credential groups (`RecordLabels`); nil in a run without them.
@@ -59,16 +56,30 @@ public final class ResultLog {
         // Three byte loads for a record of a one-credential run; the labels only for the others.
         let fields = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0
             ? labels?.fields(of: record) : nil
-        let pending = writer.withPendingBytes { bytes in
-            record.appendJSONLine(to: &bytes)
-            if let fields {
-                RecordLabels.amend(&bytes, environment: fields.environment, keyID: fields.keyID,
-                                   fallbackFrom: fields.fallbackFrom)
-            }
-            return bytes.count
+        if let fields {
+            appendLabelled(record, fields)
+        } else if !record.appendPlainJSONLine(to: writer) {
+            appendEscaped(record)
         }
         recordsWritten += 1
-        if pending >= maxFrameBytes { try writer.flush() }
+        if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
+    }
+
+    // Out of line, with the record as an argument: a closure in `append` that read the record would
+    // make `append` copy it (a retain and release of each of its references) for every line.
+    @inline(never)
+    private func appendLabelled(_ record: borrowing RowResult,
+                                _ fields: (environment: String?, keyID: String?, fallbackFrom: String?)) {
+        writer.withAppendedBytes { bytes in
+            record.appendJSONLine(to: &bytes)
+            RecordLabels.amend(&bytes, environment: fields.environment, keyID: fields.keyID,
+                               fallbackFrom: fields.fallbackFrom)
+        }
+    }
+
+    @inline(never)
+    private func appendEscaped(_ record: borrowing RowResult) {
+        writer.withAppendedBytes { record.appendEscapedJSONLine(to: &$0) }
     }
 
     /// Writes a frame when the last one is `flushInterval` old; call it at least every second.
