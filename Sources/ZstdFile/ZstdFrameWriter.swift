@@ -32,8 +32,11 @@ public final class ZstdFrameWriter {
     /// size (log2 of its entries). `targetLength`, when given, is the fast strategy's acceleration:
     /// the match finder skips ahead faster after a miss, and literals stay Huffman-coded (zstd would
     /// otherwise store them raw once it is set; hex tokens and ids would then take twice the room).
+    /// `checksum: false` leaves out each frame's content checksum (XXH64 over every byte written): a
+    /// cut frame is still detected (it lacks its last block), only damage inside a complete frame
+    /// would go unnoticed by the checksum.
     public init(path: String, level: Int32 = 3, hashLog: Int32? = nil, targetLength: Int32? = nil,
-                appending: Bool = false) throws(ZstdWriteError) {
+                checksum: Bool = true, appending: Bool = false) throws(ZstdWriteError) {
         guard let context = ZSTD_createCCtx() else {
             throw .compress(path: path, detail: "out of memory creating a zstd context")
         }
@@ -44,7 +47,7 @@ public final class ZstdFrameWriter {
             throw .open(path: path, errno: code)
         }
         ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, level)
-        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)
+        ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, checksum ? 1 : 0)
         if let hashLog { ZSTD_CCtx_setParameter(context, ZSTD_c_hashLog, hashLog) }
         if let targetLength {
             ZSTD_CCtx_setParameter(context, ZSTD_c_targetLength, targetLength)
