@@ -145,7 +145,7 @@ struct JSONLineBuffer {
     mutating func milliseconds(_ value: Double) {
         guard value.isFinite else { literal("null"); return }
         precondition(count + Self.millisecondsBytes <= capacity, "JSONLineBuffer: more than reserved")
-        let micros = Int64((value * 1000).rounded())
+        let micros = (value * 1000).nearestInt64
         if micros < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = micros.magnitude
         integer(Int64(magnitude / 1000))
