@@ -16,8 +16,7 @@ public final class ZstdFrameWriter {
     /// piece and no copy. Freed in deinit.
     @exclusivity(unchecked) private var pending: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var pendingCapacity = 1 << 16
-    /// Uncompressed bytes waiting for the next frame.
-    @exclusivity(unchecked) public private(set) var pendingByteCount = 0
+    @exclusivity(unchecked) private var pendingCount = 0
     /// What `withAppendedBytes` hands its caller to append to.
     @exclusivity(unchecked) private var scratch: [UInt8] = []
     @exclusivity(unchecked) private var frame: [UInt8] = []
@@ -68,6 +67,10 @@ public final class ZstdFrameWriter {
         pending.deallocate()
     }
 
+    /// Uncompressed bytes waiting for the next frame. (A getter, not the stored property: another
+    /// module reading a stored property of a class pays a dynamic exclusivity check for it.)
+    public var pendingByteCount: Int { pendingCount }
+
     /// Adds bytes to the next frame; nothing is written before `flush()`.
     public func append(_ bytes: some Sequence<UInt8>) {
         if bytes.withContiguousStorageIfAvailable({ appendBuffer($0) }) == nil {
@@ -87,26 +90,26 @@ public final class ZstdFrameWriter {
     /// much room and returns how many bytes it wrote there (0 to add nothing).
     public func appendInPlace(maximumCount: Int, _ body: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
         reserve(maximumCount)
-        let written = body(UnsafeMutableBufferPointer(start: pending + pendingByteCount, count: maximumCount))
+        let written = body(UnsafeMutableBufferPointer(start: pending + pendingCount, count: maximumCount))
         precondition(written >= 0 && written <= maximumCount, "ZstdFrameWriter: wrote more than reserved")
-        pendingByteCount += written
+        pendingCount += written
     }
 
     private func appendBuffer(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
         reserve(bytes.count)
-        (pending + pendingByteCount).initialize(from: source, count: bytes.count)
-        pendingByteCount += bytes.count
+        (pending + pendingCount).initialize(from: source, count: bytes.count)
+        pendingCount += bytes.count
     }
 
     /// Room for `count` more bytes, the memory doubled as often as needed.
     @inline(__always)
     private func reserve(_ count: Int) {
-        guard pendingCapacity - pendingByteCount < count else { return }
+        guard pendingCapacity - pendingCount < count else { return }
         var capacity = pendingCapacity
-        while capacity - pendingByteCount < count { capacity *= 2 }
+        while capacity - pendingCount < count { capacity *= 2 }
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        grown.initialize(from: pending, count: pendingByteCount)
+        grown.initialize(from: pending, count: pendingCount)
         pending.deallocate()
         pending = grown
         pendingCapacity = capacity
@@ -116,19 +119,19 @@ public final class ZstdFrameWriter {
     /// `write()`. Does nothing when nothing is pending.
     public func flush() throws(ZstdWriteError) {
         precondition(!closed, "flush after close")
-        guard pendingByteCount > 0 else { return }
-        let bound = ZSTD_compressBound(pendingByteCount)
+        guard pendingCount > 0 else { return }
+        let bound = ZSTD_compressBound(pendingCount)
         if frame.count < bound { frame = [UInt8](repeating: 0, count: bound) }
         let produced = try compressPending()
         try writeAll(count: produced)
         framesWritten += 1
         bytesWritten += produced
-        pendingByteCount = 0
+        pendingCount = 0
     }
 
     private func compressPending() throws(ZstdWriteError) -> Int {
         let capacity = frame.count
-        var input = ZSTD_inBuffer(src: UnsafeRawPointer(pending), size: pendingByteCount, pos: 0)
+        var input = ZSTD_inBuffer(src: UnsafeRawPointer(pending), size: pendingCount, pos: 0)
         let result: Result<Int, ZstdWriteError> = frame.withUnsafeMutableBytes { target in
             var output = ZSTD_outBuffer(dst: target.baseAddress, size: capacity, pos: 0)
             while true {
