@@ -77,10 +77,11 @@ extension RowResult {
         let endpoint: UnsafeBufferPointer<UInt8>?
         let apnsID: UnsafeBufferPointer<UInt8>?
 
-        /// Room for any line with this text: the text, and (well over) the keys, the numbers
-        /// (`JSONLineBuffer.integerBytes` each) and `apns_unique_id`.
+        /// Room for any line with this text: the text, and over what the rest can take (keys ~220
+        /// bytes, five integers of up to 20, a duration of up to 40, `apns_unique_id`'s 36, and the
+        /// `JSONLineBuffer.integerBytes` each integer's check wants free).
         var lineBound: Int {
-            320 + token.count + (reason?.count ?? 0) + (endpoint?.count ?? 0) + (apnsID?.count ?? 0)
+            512 + token.count + (reason?.count ?? 0) + (endpoint?.count ?? 0) + (apnsID?.count ?? 0)
         }
     }
 

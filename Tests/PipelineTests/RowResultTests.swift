@@ -107,6 +107,27 @@ import ZstdFile
         }
     }
 
+    @Test func aLineWithEveryFieldAtItsWidestFitsTheRoomReservedAndMatchesTheEscapingPath() throws {
+        let result = RowResult(
+            row: Int.max, deviceToken: Array(String(repeating: "0a1B", count: 16).utf8)[...], outcome: .unregistered,
+            status: Int.min, reason: "Unregistered", apnsID: InlineText(String(repeating: "f", count: InlineText.capacity)),
+            attempts: Int.max, unregisteredAt: Int64.min, latencyMs: -9.2e15, endpoint: "api.push.apple.com:443",
+            retriedAfterConnectionLoss: true, duplicateOf: Int.max,
+            uniqueID: UUIDBytes("0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5"))
+        var escaped: [UInt8] = [], plain: [UInt8] = []
+        result.appendEscapedJSONLine(to: &escaped)
+        #expect(result.appendPlainJSONLine(to: &plain))
+        #expect(plain == escaped)
+        let directory = try TemporaryDirectory()
+        let log = try ResultLog(path: directory.path("results.jsonl.zst"))
+        try log.append(result)
+        try log.close()
+        let reader = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
+        var decoded: [UInt8] = []
+        while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
+        #expect(decoded == escaped)
+    }
+
     @Test func theInPlacePathWritesWhatTheEscapingPathWritesAndNothingForTextThatNeedsEscaping() throws {
         var random = SplitMix(seed: 23)
         let directory = try TemporaryDirectory()
