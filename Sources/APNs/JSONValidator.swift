@@ -79,7 +79,13 @@ private struct JSONScanner {
             case .key, .keyOrObjectEnd:
                 if c == UInt8(ascii: "\"") {
                     if let error = string() { return error }
-                    state = .colon
+                    // The colon usually follows the key at once: taken here, not in another turn.
+                    if i < bytes.count && bytes[i] == UInt8(ascii: ":") {
+                        i += 1
+                        state = .value
+                    } else {
+                        state = .colon
+                    }
                 } else if c == UInt8(ascii: "}") && state == .keyOrObjectEnd {
                     i += 1
                     depth -= 1

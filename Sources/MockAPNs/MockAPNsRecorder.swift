@@ -23,7 +23,7 @@ final class MockAPNsRecorder {
     func record(timeMilliseconds: Int64, connection: UInt64, stream: Int32, deviceToken: Substring,
                 apnsID: String, status: Int, reason: String?, keyID: String? = nil, payload: [UInt8]? = nil) {
         guard failure == nil else { return }
-        writer.withPendingBytes { out in
+        writer.withAppendedBytes { out in
             out.append(contentsOf: "{\"time_ms\":".utf8)
             appendDecimal(timeMilliseconds, to: &out)
             out.append(contentsOf: ",\"connection\":".utf8)

@@ -169,7 +169,7 @@ private final class GeneratorOutput {
     func add(_ bytes: [UInt8]) throws {
         if let plain { try plain.withBuffer { $0.append(contentsOf: bytes) } }
         if let zstd {
-            zstd.withPendingBytes { $0.append(contentsOf: bytes) }
+            zstd.append(bytes)
             if zstd.pendingByteCount >= 4 << 20 { try zstd.flush() }
         }
     }

@@ -1,7 +1,9 @@
-/// Writes a line of JSON into memory reserved for it, through a cursor: no capacity check or
-/// uniqueness check per piece, one copy into the output array at the end. The caller reserves
-/// enough (`JSONLineBuffer.integerBytes` per integer, and so on) and passes only text that needs no
-/// escaping to `verbatim`.
+import APNs
+
+/// Writes a line of JSON into memory reserved for it (the result log's next frame, or a buffer then
+/// copied once), through a cursor: no uniqueness check or array growth per piece. The caller
+/// reserves enough (`JSONLineBuffer.integerBytes` per integer, and so on), passes only text that
+/// needs no escaping to `verbatim`, and drops the line when text given to `plain` needed escaping.
 struct JSONLineBuffer {
     static let integerBytes = 20
     static let millisecondsBytes = 2 * integerBytes
@@ -9,6 +11,8 @@ struct JSONLineBuffer {
     private let base: UnsafeMutablePointer<UInt8>
     private let capacity: Int
     private(set) var count = 0
+    /// Nonzero once some text given to `plain` needs escaping: the line is then not to be used.
+    private(set) var stops: UInt64 = 0
 
     init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         base = buffer.baseAddress!
@@ -17,23 +21,73 @@ struct JSONLineBuffer {
 
     var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
 
+    /// Text known at compile time: a copy of known length, which the compiler turns into stores
+    /// of constants.
     @inline(__always)
     mutating func literal(_ text: StaticString) {
-        text.withUTF8Buffer { verbatim($0) }
+        let length = text.utf8CodeUnitCount
+        precondition(count &+ length <= capacity, "JSONLineBuffer: more than reserved")
+        UnsafeMutableRawPointer(base + count).copyMemory(from: text.utf8Start, byteCount: length)
+        count &+= length
+    }
+
+    /// Copies `text` and notes in `stops` whether a byte of it needs escaping in JSON (see
+    /// `SWAR.plainTextStops`): the check and the copy in one pass, eight bytes a step, the last step
+    /// overlapping the one before when the length is not a multiple of eight.
+    @inline(__always)
+    mutating func plain(_ text: UnsafeBufferPointer<UInt8>) {
+        let length = text.count
+        precondition(count &+ length <= capacity, "JSONLineBuffer: more than reserved")
+        guard let source = UnsafeRawPointer(text.baseAddress) else { return }
+        let target = UnsafeMutableRawPointer(base + count)
+        count &+= length
+        guard length >= 8 else {
+            var k = 0
+            while k < length {
+                let c = source.load(fromByteOffset: k, as: UInt8.self)
+                target.storeBytes(of: c, toByteOffset: k, as: UInt8.self)
+                if c < 0x20 || c >= 0x80 || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { stops |= 0x80 }
+                k &+= 1
+            }
+            return
+        }
+        var flags: UInt64 = 0
+        var k = 0
+        while k &+ 8 < length {
+            let word = SWAR.load(source + k)
+            flags |= SWAR.plainTextStops(word)
+            target.storeBytes(of: word.littleEndian, toByteOffset: k, as: UInt64.self)
+            k &+= 8
+        }
+        let last = SWAR.load(source + (length &- 8))
+        flags |= SWAR.plainTextStops(last)
+        target.storeBytes(of: last.littleEndian, toByteOffset: length &- 8, as: UInt64.self)
+        stops |= flags
+    }
+
+    /// `"text"` through `plain`, `null` for nil.
+    @inline(__always)
+    mutating func quotedPlainOrNull(_ text: UnsafeBufferPointer<UInt8>?) {
+        guard let text else { literal("null"); return }
+        byte(UInt8(ascii: "\""))
+        plain(text)
+        byte(UInt8(ascii: "\""))
     }
 
     @inline(__always)
     mutating func verbatim(_ bytes: UnsafeBufferPointer<UInt8>) {
-        precondition(count + bytes.count <= capacity, "JSONLineBuffer: more than reserved")
-        if let source = bytes.baseAddress { (base + count).update(from: source, count: bytes.count) }
-        count += bytes.count
+        precondition(count &+ bytes.count <= capacity, "JSONLineBuffer: more than reserved")
+        if let source = bytes.baseAddress {
+            UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
+        }
+        count &+= bytes.count
     }
 
     @inline(__always)
     mutating func byte(_ value: UInt8) {
         precondition(count < capacity, "JSONLineBuffer: more than reserved")
         base[count] = value
-        count += 1
+        count &+= 1
     }
 
     /// `"text"` for plain text (see `SWAR.isPlainText`), `null` for nil.
@@ -91,7 +145,7 @@ struct JSONLineBuffer {
     mutating func milliseconds(_ value: Double) {
         guard value.isFinite else { literal("null"); return }
         precondition(count + Self.millisecondsBytes <= capacity, "JSONLineBuffer: more than reserved")
-        let micros = Int64((value * 1000).rounded())
+        let micros = (value * 1000).nearestInt64
         if micros < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = micros.magnitude
         integer(Int64(magnitude / 1000))

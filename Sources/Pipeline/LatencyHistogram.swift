@@ -11,7 +11,8 @@ public struct LatencyHistogram: Sendable {
     /// Records one latency; one below 1 µs counts as 1 µs, one above 10 min as 10 min.
     public mutating func record(milliseconds: Double) {
         guard milliseconds.isFinite, milliseconds >= 0 else { return }
-        let micros = UInt64(min(max((milliseconds * 1000).rounded(), 1), 600_000_000))
+        // Clamped first: the bounds are whole, so clamping and rounding may go in either order.
+        let micros = UInt64(min(max(milliseconds * 1000, 1), 600_000_000).nearestInt64)
         _ = histogram.record(micros)
     }
 

@@ -30,8 +30,10 @@ public final class ResultLog {
         // A 2^11-entry hash table instead of level 1's default: these lines' matches are near
         // (the keys of the line before), and the small table stays in cache: `zstd -b1` on 83.6 MB
         // of result lines, 580–650 → 680–710 MB/s, and 4.77 → 4.84 × smaller.
+        // No content checksum: XXH64 over every line was ~270 instructions a row (7 % of zstd's share),
+        // and the log needs none to find a frame a crash cut (it lacks its last block).
         writer = try ZstdFrameWriter(path: path, level: 1, hashLog: 11, targetLength: ResultLog.targetLength,
-                                     appending: keptBytes != nil)
+                                     checksum: false, appending: keptBytes != nil)
         self.flushInterval = flushInterval
         self.maxFrameBytes = maxFrameBytes
         lastFlush = now
@@ -44,12 +46,9 @@ public final class ResultLog {
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
-        let pending = writer.withPendingBytes { bytes in
-            record.appendJSONLine(to: &bytes)
-            return bytes.count
-        }
+        writer.withAppendedBytes { record.appendJSONLine(to: &$0) }
         recordsWritten += 1
-        if pending >= maxFrameBytes { try writer.flush() }
+        if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
     }
 
     /// The text behind records' credential groups (`RecordLabels`); nil in a run without them.
@@ -57,14 +56,28 @@ public final class ResultLog {
 
     func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
         // Three byte loads for a record of a one-credential run; the labels only for the others.
-        let labels = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 ? self.labels : nil
-        let pending = writer.withPendingBytes { bytes in
-            record.appendJSONLine(to: &bytes)
-            labels?.amend(&bytes, for: record)
-            return bytes.count
+        if record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0, let labels {
+            appendLabelled(record, labels)
+        } else if !record.appendPlainJSONLine(to: writer) {
+            appendEscaped(record)
         }
         recordsWritten += 1
-        if pending >= maxFrameBytes { try writer.flush() }
+        if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
+    }
+
+    // Out of line, with the record as an argument: a closure in `append` that read the record would
+    // make `append` copy it (a retain and release of each of its references) for every line.
+    @inline(never)
+    private func appendLabelled(_ record: borrowing RowResult, _ labels: RecordLabels) {
+        writer.withAppendedBytes { bytes in
+            record.appendJSONLine(to: &bytes)
+            labels.amend(&bytes, for: record)
+        }
+    }
+
+    @inline(never)
+    private func appendEscaped(_ record: borrowing RowResult) {
+        writer.withAppendedBytes { record.appendEscapedJSONLine(to: &$0) }
     }
 
     /// Writes a frame when the last one is `flushInterval` old; call it at least every second.

@@ -86,101 +86,11 @@ struct RowResult: Sendable {
     }
 
     /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
-    /// Hand-written: no Foundation, no allocation beyond `line`'s growth. The usual line (a hex
-    /// token, a reason name, an endpoint, APNs' apns-id) is composed in one buffer and copied once;
-    /// text that needs escaping takes the general path.
+    /// Hand-written: no Foundation, no allocation beyond `line`'s growth. The usual line (plain text
+    /// only) is composed in one buffer and copied once (`RowResult+PlainLine`); text that needs
+    /// escaping takes the general path.
     borrowing func appendJSONLine(to line: inout [UInt8]) {
         if !appendPlainJSONLine(to: &line) { appendEscapedJSONLine(to: &line) }
-    }
-
-    /// The one-copy path; false (nothing written) when some text needs escaping.
-    borrowing func appendPlainJSONLine(to line: inout [UInt8]) -> Bool {
-        // The closures below see only these locals and pointers: one that read `self` would
-        // capture, and so copy, the whole record (its four references) for every line.
-        var reason = self.reason ?? ""
-        var endpoint = self.endpoint ?? ""
-        let token = deviceToken
-        let apnsID = self.apnsID
-        let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
-                              unregisteredAt: unregisteredAt, latencyMs: latencyMs,
-                              retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
-                              uniqueID: uniqueID,
-                              hasReason: self.reason != nil, hasEndpoint: self.endpoint != nil)
-        return reason.withUTF8 { reasonBytes in
-            endpoint.withUTF8 { endpointBytes in
-                token.withUnsafeBufferPointer { token in
-                    Self.withBytes(of: apnsID) { apnsIDBytes in
-                        scalars.appendPlainJSONLine(to: &line, token: token, reason: reasonBytes,
-                                                    endpoint: endpointBytes, apnsID: apnsIDBytes)
-                    }
-                }
-            }
-        }
-    }
-
-    private static func withBytes<Result>(of text: InlineText?, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
-        guard let text else { return body(nil) }
-        return text.withUnsafeBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
-    }
-
-    /// What a line holds besides its text: copied into the closures that write it.
-    struct Scalars {
-        var row: Int
-        var outcome: Outcome
-        var status: Int
-        var attempts: Int
-        var unregisteredAt: Int64?
-        var latencyMs: Double?
-        var retriedAfterConnectionLoss: Bool
-        var duplicateOf: Int
-        var uniqueID: UUIDBytes?
-        var hasReason: Bool
-        var hasEndpoint: Bool
-
-        /// The line from its text, checked plain first; false (nothing written) when it is not.
-        func appendPlainJSONLine(to line: inout [UInt8], token: UnsafeBufferPointer<UInt8>,
-                                 reason reasonBytes: UnsafeBufferPointer<UInt8>,
-                                 endpoint endpointBytes: UnsafeBufferPointer<UInt8>,
-                                 apnsID: UnsafeBufferPointer<UInt8>?) -> Bool {
-            guard apnsID.map(SWAR.isPlainText) ?? true, SWAR.isPlainText(token),
-                  SWAR.isPlainText(reasonBytes), SWAR.isPlainText(endpointBytes) else { return false }
-            let capacity = 320 + token.count + reasonBytes.count + endpointBytes.count + (apnsID?.count ?? 0)
-            let scalars = self
-            JSONLineBuffer.append(to: &line, capacity: capacity) { out in
-                out.literal(#"{"row":"#)
-                out.integer(Int64(scalars.row))
-                out.literal(#","device_token":""#)
-                out.verbatim(token)
-                out.literal(#"","outcome":""#)
-                out.literal(RowResult.literal(scalars.outcome))
-                out.literal(#"","status":"#)
-                out.integer(Int64(scalars.status))
-                out.literal(#","reason":"#)
-                out.quotedOrNull(scalars.hasReason ? reasonBytes : nil)
-                out.literal(#","apns_id":"#)
-                out.quotedOrNull(apnsID)
-                out.literal(#","attempts":"#)
-                out.integer(Int64(scalars.attempts))
-                out.literal(#","unregistered_at":"#)
-                if let unregisteredAt = scalars.unregisteredAt { out.integer(unregisteredAt) } else { out.literal("null") }
-                out.literal(#","latency_ms":"#)
-                if let latencyMs = scalars.latencyMs { out.milliseconds(latencyMs) } else { out.literal("null") }
-                out.literal(#","endpoint":"#)
-                out.quotedOrNull(scalars.hasEndpoint ? endpointBytes : nil)
-                if scalars.retriedAfterConnectionLoss { out.literal(#","retried_after_connection_loss":true"#) }
-                if scalars.duplicateOf != 0 {
-                    out.literal(#","duplicate_of":"#)
-                    out.integer(Int64(scalars.duplicateOf))
-                }
-                if let uniqueID = scalars.uniqueID {
-                    out.literal(#","apns_unique_id":""#)
-                    uniqueID.withText { out.verbatim($0) }
-                    out.byte(UInt8(ascii: "\""))
-                }
-                out.literal("}\n")
-            }
-            return true
-        }
     }
 
     /// The general path: every string escaped as JSON needs.

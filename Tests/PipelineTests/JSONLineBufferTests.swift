@@ -30,6 +30,23 @@ import Testing
         }
     }
 
+    @Test func nearestInt64RoundsAsRoundedDoesAtHalvesTheirNeighboursAndEveryMagnitude() {
+        var values: [Double] = [0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, 0.49999999999999994, -0.49999999999999994,
+                                4503599627370495.5, 4503599627370496, 9007199254740994, -9007199254740994,
+                                9.2233720368547748e18 / 2, 1e-300, -1e-300]
+        for whole in stride(from: -1000.0, through: 1000.0, by: 1) {
+            for half in [whole + 0.5, whole - 0.5] { values += [half, half.nextUp, half.nextDown] }
+        }
+        var random = SplitMix(seed: 17)
+        for _ in 0..<20_000 {
+            let magnitude = Double(Int64(bitPattern: random.next()) >> (random.next() % 64))
+            values.append(magnitude / Double(random.next() % 4096 + 1))
+        }
+        for value in values {
+            #expect(value.nearestInt64 == Int64(value.rounded()), "\(value)")
+        }
+    }
+
     @Test func millisecondsWritesWhatTheDigitByDigitFormattingWrote() {
         var random = SplitMix(seed: 13)
         var values: [Double] = [0, -0.0, 0.0004, 0.0005, -0.0005, 1, 5, 3.1, 0.25, 0.005, 0.05, 0.001, 999.9995,

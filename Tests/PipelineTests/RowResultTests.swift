@@ -1,5 +1,6 @@
 import Testing
 import Transport
+import ZstdFile
 @testable import Pipeline
 
 @Suite struct RowResultTests {
@@ -86,5 +87,90 @@ import Transport
             #expect(tookFastPath)
             #expect(fast == general, "\(String(decoding: general, as: UTF8.self))")
         }
+    }
+}
+
+/// The result log's own path (each line written straight into the next zstd frame, its text checked
+/// as it is copied) against the escaping path, byte for byte, over rows whose text is sometimes
+/// plain and sometimes needs escaping at its first, middle or last byte.
+@Suite struct ResultLogLineTests {
+    private static func text(_ random: inout SplitMix, plain: [String]) -> String? {
+        let spoilers = ["\"", "\\", "\n", "\u{1}", "é", "😀"]
+        switch random.next() % 8 {
+        case 0: return nil
+        case 1:
+            var base = Array(plain[Int(random.next() % UInt64(plain.count))])
+            let spoiler = Character(spoilers[Int(random.next() % UInt64(spoilers.count))])
+            base.insert(spoiler, at: Int(random.next() % UInt64(base.count + 1)))
+            return String(base)
+        default: return plain[Int(random.next() % UInt64(plain.count))]
+        }
+    }
+
+    @Test func aLineWithEveryFieldAtItsWidestFitsTheRoomReservedAndMatchesTheEscapingPath() throws {
+        let result = RowResult(
+            row: Int.max, deviceToken: Array(String(repeating: "0a1B", count: 16).utf8)[...], outcome: .unregistered,
+            status: Int.min, reason: "Unregistered", apnsID: InlineText(String(repeating: "f", count: InlineText.capacity)),
+            attempts: Int.max, unregisteredAt: Int64.min, latencyMs: -9.2e15, endpoint: "api.push.apple.com:443",
+            retriedAfterConnectionLoss: true, duplicateOf: Int.max,
+            uniqueID: UUIDBytes("0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5"))
+        var escaped: [UInt8] = [], plain: [UInt8] = []
+        result.appendEscapedJSONLine(to: &escaped)
+        #expect(result.appendPlainJSONLine(to: &plain))
+        #expect(plain == escaped)
+        let directory = try TemporaryDirectory()
+        let log = try ResultLog(path: directory.path("results.jsonl.zst"))
+        try log.append(result)
+        try log.close()
+        let reader = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
+        var decoded: [UInt8] = []
+        while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
+        #expect(decoded == escaped)
+    }
+
+    @Test func theInPlacePathWritesWhatTheEscapingPathWritesAndNothingForTextThatNeedsEscaping() throws {
+        var random = SplitMix(seed: 23)
+        let directory = try TemporaryDirectory()
+        // Frames of about 100 kB: several flushes, and the pending memory grows once past its first 64 KiB.
+        let log = try ResultLog(path: directory.path("results.jsonl.zst"), maxFrameBytes: 100_000)
+        var expected: [UInt8] = []
+        var escapedRows = 0
+        for index in 0..<3000 {
+            let token = Self.text(&random, plain: ["", "ab", "0a1B2c3", "0a1B2c3d", String(repeating: "0a1B", count: 16),
+                                                   String(repeating: "f", count: Int(index % 70))]) ?? "x"
+            let apnsID = Self.text(&random, plain: ["5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e", "a", "abcdefghi"])
+            let result = RowResult(
+                row: Int(random.next() % 10_000_000), deviceToken: Array(token.utf8)[...],
+                outcome: Outcome.allCases[Int(random.next() % UInt64(Outcome.allCases.count))],
+                status: [0, 200, 200, 410, 429][Int(random.next() % 5)],
+                reason: Self.text(&random, plain: ["Unregistered", "TooManyRequests", "", "status 503"]),
+                apnsID: apnsID.map(InlineText.init),
+                attempts: [0, 1, 1, 2, 11][Int(random.next() % 5)],
+                unregisteredAt: random.next() % 3 == 0 ? Int64(bitPattern: random.next()) : nil,
+                latencyMs: random.next() % 4 == 0 ? nil : Double(Int64(bitPattern: random.next()) % 10_000_000) / 997,
+                endpoint: Self.text(&random, plain: ["api.push.apple.com:443", "127.0.0.1:2197", "h:1"]),
+                retriedAfterConnectionLoss: random.next() % 4 == 0,
+                duplicateOf: random.next() % 4 == 0 ? Int(random.next() % 1000) + 1 : 0,
+                uniqueID: random.next() % 4 == 0 ? UUIDBytes("0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5") : nil)
+            var escaped: [UInt8] = []
+            result.appendEscapedJSONLine(to: &escaped)
+            expected += escaped
+            var plain: [UInt8] = []
+            if result.appendPlainJSONLine(to: &plain) {
+                #expect(plain == escaped, "\(String(decoding: escaped, as: UTF8.self))")
+            } else {
+                escapedRows += 1
+                #expect(plain.isEmpty)
+                #expect(escaped.contains(UInt8(ascii: "\\")) || escaped.contains { $0 >= 0x80 })
+            }
+            try log.append(result)
+        }
+        try log.close()
+        #expect(escapedRows > 300 && escapedRows < 2700)
+        let reader = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
+        var decoded: [UInt8] = []
+        while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
+        #expect(decoded.count == expected.count)
+        #expect(decoded == expected)
     }
 }
