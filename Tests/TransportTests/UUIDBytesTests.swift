@@ -52,4 +52,24 @@ import Transport
         // The nil UUID is no one's id.
         #expect(responses[3].uniqueID == nil)
     }
+
+    /// Every byte value at every position: a UUID only with a hex digit (either case) where a digit
+    /// goes and a dash where a dash goes, its value the digit's; and its text read back.
+    @Test func everyByteAtEveryPositionIsJudgedAsTheSpellingSays() {
+        let base = Array("0123abcd-ef45-6789-ABCD-0f1e2d3c4b5a".utf8)
+        let dashes: Set<Int> = [8, 13, 18, 23]
+        for position in 0..<36 {
+            for value in 0...255 {
+                var text = base
+                text[position] = UInt8(value)
+                let parsed = text.withUnsafeBufferPointer { UUIDBytes(text: $0) }
+                let isHex = (0x30...0x39).contains(value) || (0x41...0x46).contains(value) || (0x61...0x66).contains(value)
+                let valid = dashes.contains(position) ? value == 0x2D : isHex
+                #expect((parsed != nil) == valid, "byte \(value) at \(position)")
+                if let parsed, !dashes.contains(position) {
+                    #expect(parsed.description == String(decoding: text, as: UTF8.self).lowercased())
+                }
+            }
+        }
+    }
 }
