@@ -305,6 +305,8 @@ struct CredentialGroupTests {
             }
         }
         box.withLock { $0 = campaign }
+        // The box and the campaign's callback hold each other: broken when the test ends.
+        defer { box.withLock { $0 = nil } }
         // Were the reader to wait on the stalled group's full queue, the sandbox rows past it
         // would never be read: the watchdog's interrupt then leaves them undelivered.
         let result = try Self.runWithWatchdog(campaign, seconds: 20)
