@@ -113,7 +113,10 @@ struct CSVBatchBuilder {
 
     /// An array of `count` elements that are written before they are read (see the type's
     /// comment). Plain bytes and integers: leaving them unset spares a memset of every batch.
+    /// None: `[]`, not the initializer, which with capacity 0 writes the count into the runtime's
+    /// one shared empty array (ThreadSanitizer saw two parsers race there).
     private static func unwritten<Element: BitwiseCopyable>(_ type: Element.Type, count: Int) -> [Element] {
-        [Element](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        guard count > 0 else { return [] }
+        return [Element](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
     }
 }
