@@ -88,7 +88,7 @@ struct GroupHandOff {
                 parkedCount += pending[number].count
             }
             if parkedCount == 0 { return }
-            if !draining && parkedCount <= Self.parkBudget && (parkedCount <= Self.parkFloor || mayNeedRowsAhead) { return }
+            if !draining && Self.readsOn(parked: parkedCount, mayNeedRowsAhead: mayNeedRowsAhead) { return }
             if shouldStop() && !draining { return }
             // Full queues everywhere rows wait: a moment, then try again.
             idle += 1
@@ -98,8 +98,21 @@ struct GroupHandOff {
 
     /// Some group has rows ahead in the input and none parked (or the counts are unknown).
     private var mayNeedRowsAhead: Bool {
+        Self.mayNeedRowsAhead(unread: unread, parked: pending.map(\.count))
+    }
+
+    /// The rule of `hand`, apart for its tests: with `parked` rows waiting for full queues, the
+    /// reader reads on while under the budget and either under the floor or some group may need
+    /// the rows ahead.
+    static func readsOn(parked: Int, mayNeedRowsAhead: Bool) -> Bool {
+        parked <= parkBudget && (parked <= parkFloor || mayNeedRowsAhead)
+    }
+
+    /// Whether a group with rows still unread (`unread`, by group; nil: not counted) has none
+    /// parked (`parked`, by group).
+    static func mayNeedRowsAhead(unread: [Int]?, parked: [Int]) -> Bool {
         guard let unread else { return true }
-        return groups.indices.contains { unread[$0] > 0 && pending[$0].isEmpty }
+        return parked.indices.contains { unread[$0] > 0 && parked[$0] == 0 }
     }
 
     /// Rows that may stay parked while every queue is full: about a batch's worth, so the reader
