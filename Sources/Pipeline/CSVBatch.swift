@@ -70,6 +70,13 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
         return storage[Int(bounds[base])..<Int(bounds[base + 1])]
     }
 
+    /// Where the field in `slot` is in `storage`: for a reader that lends it without a slice.
+    func fieldRange(slot: Int, at index: Int) -> Range<Int>? {
+        let base = index * boundsPerRow + 2 * slot
+        guard 2 * slot < boundsPerRow, bounds[base] >= 0 else { return nil }
+        return Int(bounds[base])..<Int(bounds[base + 1])
+    }
+
     fileprivate static func fieldRange(_ column: CSVColumn, bounds: [Int32], base: Int) -> Range<Int>? {
         let start = bounds[base + 2 * column.rawValue]
         guard start >= 0 else { return nil }

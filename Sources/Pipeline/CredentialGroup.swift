@@ -110,9 +110,9 @@ extension CredentialGroup {
         }
         var groups: [CredentialGroup] = []
         let layout = layout(of: configuration)
-        // The one-credential run's 8,192 queued rows shared out: ten queues of 4,096 held five
-        // times its rows in memory for no gain (a queue only covers the reader's turnaround).
-        let capacity = min(4096, max(1024, 8192 / max(1, layout.count)))
+        // The one-credential run's 2,048 queued rows shared out, at least 512 a group: a queue
+        // only covers the reader's turnaround, and rows queued longer are cold when sent.
+        let capacity = min(2048, max(512, 2048 / max(1, layout.count)))
         for (credentialIndex, environment, endpoints) in layout {
             let credential = configuration.credentials[credentialIndex]
             let queue = HandOffQueue<Job>(capacity: capacity)

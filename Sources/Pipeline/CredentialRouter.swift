@@ -65,6 +65,13 @@ struct CredentialRouter: Sendable {
         }
     }
 
+    /// The row's fields lent as bytes (the reader's, from its batch) with its topic as a string.
+    func route(lentEnvironment environment: UnsafeBufferPointer<UInt8>?, keyID: UnsafeBufferPointer<UInt8>?,
+               topic: String?) -> Route {
+        guard var topic else { return route(environment: environment, keyID: keyID, topic: nil as UnsafeBufferPointer<UInt8>?) }
+        return topic.withUTF8 { route(environment: environment, keyID: keyID, topic: $0) }
+    }
+
     /// The same over the fields' bytes: the prescan's scan routes what it captured with it, so
     /// that it counts each group's rows as the reader will send them.
     func route(environment environmentField: UnsafeBufferPointer<UInt8>?, keyID keyField: UnsafeBufferPointer<UInt8>?,

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import APNs
 
 /// The reader's side of several credential groups: each row goes to its group's queue, and a full
@@ -24,6 +21,9 @@ struct GroupHandOff {
     private(set) var noCredentials = NoCredentialsTally()
     static let parkBudget = 32_768
 
+    /// What the reader waits on while every queue its rows are parked for is full.
+    private let room = Doorbell()
+
     /// Rows per group not read yet (the prescan's count less those routed); nil without a count.
     private var unread: [Int]?
 
@@ -42,8 +42,13 @@ struct GroupHandOff {
     /// is not to be sent (rejected, or its group stopped).
     mutating func route(_ job: Job, _ batch: borrowing CSVBatch, at index: Int, topic: String?,
                         records: inout [RowResult], warn: (String) -> Void) {
-        let route = router.route(environment: environmentSlot.flatMap { batch.field(slot: $0, at: index) },
-                                 keyID: keyIDSlot.flatMap { batch.field(slot: $0, at: index) }, topic: topic)
+        // The fields lent from the batch's storage: a slice of each would retain it.
+        let environmentRange = environmentSlot.flatMap { batch.fieldRange(slot: $0, at: index) }
+        let keyIDRange = keyIDSlot.flatMap { batch.fieldRange(slot: $0, at: index) }
+        let route = batch.storage.withUnsafeBufferPointer { storage in
+            router.route(lentEnvironment: environmentRange.map { UnsafeBufferPointer(rebasing: storage[$0]) },
+                         keyID: keyIDRange.map { UnsafeBufferPointer(rebasing: storage[$0]) }, topic: topic)
+        }
         switch route {
         case .group(let number):
             let group = groups[number]
@@ -67,15 +72,15 @@ struct GroupHandOff {
     }
 
     /// Offers every group its pending rows without waiting, and returns so the reader reads on
-    /// while some group may need the rows ahead: one with rows still unread and none parked (a
-    /// stalled group's rows park, up to `parkBudget` in all, while the others' are read). When
-    /// every group with rows ahead has rows parked (all queues full: a fast reader's steady
-    /// state) it waits for room instead of parking on, which only held rows in memory (the
-    /// ten-key benchmark's RSS went from 58 to 150 MiB that way). Without the prescan's counts
-    /// any group may need the rows ahead. With `draining`, it waits until none is parked. Rows of
-    /// a group that stopped meanwhile end as its stop says.
+    /// while some group may need the rows ahead: one with rows still unread, none parked and its
+    /// queue at most half full (a stalled group's rows park, up to `parkBudget` in all, while the
+    /// others' are read). Otherwise (every queue that wants rows is full: a fast reader's steady
+    /// state) it waits until a consumer makes room, rung by the queues (`Doorbell`), instead of
+    /// parking on: parked rows only held memory, and rows read far ahead are cold by the time
+    /// they are sent (the ten-key benchmark's RSS went from 58 to 150 MiB that way). Without the
+    /// prescan's counts any group may need the rows ahead. With `draining`, it waits until none
+    /// is parked. Rows of a group that stopped meanwhile end as its stop says.
     mutating func hand(draining: Bool = false, shouldStop: () -> Bool) {
-        var idle = 0
         while true {
             parkedCount = 0
             for number in groups.indices where !pending[number].isEmpty {
@@ -90,15 +95,29 @@ struct GroupHandOff {
             if parkedCount == 0 { return }
             if !draining && Self.readsOn(parked: parkedCount, mayNeedRowsAhead: mayNeedRowsAhead) { return }
             if shouldStop() && !draining { return }
-            // Full queues everywhere rows wait: a moment, then try again.
-            idle += 1
-            usleep(idle < 10 ? 200 : 1000)
+            // Until a queue with rows parked has room for half a queue (or all of them), or one
+            // that wants rows ahead is half empty (which, over the budget, does not make the reader
+            // read on): a wake-up hands on or reads many rows. The timeout only bounds how late a
+            // stop is seen.
+            room.arm()
+            for number in groups.indices {
+                let queue = groups[number].work
+                let half = Swift.max(1, queue.capacity / 2)
+                if !pending[number].isEmpty {
+                    queue.ringWhenRoom(Swift.min(pending[number].count, half), room)
+                } else if !draining && parkedCount <= Self.parkBudget && (unread?[number] ?? 1) > 0 {
+                    queue.ringWhenRoom(half, room)
+                }
+            }
+            room.wait(timeoutSeconds: 0.05)
         }
     }
 
-    /// Some group has rows ahead in the input and none parked (or the counts are unknown).
+    /// Some group has rows ahead in the input (or the counts are unknown), none parked, and a
+    /// queue at most half full.
     private var mayNeedRowsAhead: Bool {
-        Self.mayNeedRowsAhead(unread: unread, parked: pending.map(\.count))
+        Self.mayNeedRowsAhead(unread: unread, parked: pending.map(\.count),
+                              hungry: groups.map { $0.work.freeRoom >= $0.work.capacity / 2 })
     }
 
     /// The rule of `hand`, apart for its tests: with `parked` rows waiting for full queues, the
@@ -109,10 +128,10 @@ struct GroupHandOff {
     }
 
     /// Whether a group with rows still unread (`unread`, by group; nil: not counted) has none
-    /// parked (`parked`, by group).
-    static func mayNeedRowsAhead(unread: [Int]?, parked: [Int]) -> Bool {
-        guard let unread else { return true }
-        return parked.indices.contains { unread[$0] > 0 && parked[$0] == 0 }
+    /// parked (`parked`, by group) and a queue at most half full (`hungry`, by group): one whose
+    /// queue is fuller has rows to send for a while, and reading on for it only parks rows.
+    static func mayNeedRowsAhead(unread: [Int]?, parked: [Int], hungry: [Bool]) -> Bool {
+        parked.indices.contains { group in (unread?[group] ?? 1) > 0 && parked[group] == 0 && hungry[group] }
     }
 
     /// Rows that may stay parked while every queue is full: about a batch's worth, so the reader

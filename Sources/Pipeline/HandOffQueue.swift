@@ -29,6 +29,9 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     /// time a consumer takes a few: fewer wake-ups, so fewer context switches on a busy core.
     @exclusivity(unchecked) private var producersWaiting = 0
     private var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
+    /// A producer's bell (`ringWhenRoom`), rung once `roomWanted` elements are free.
+    @exclusivity(unchecked) private var roomBell: Doorbell?
+    @exclusivity(unchecked) private var roomWanted = 0
 
     /// Elements held at most; a producer waits beyond it, which bounds memory.
     public let capacity: Int
@@ -237,11 +240,28 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// Rings `bell` once `room` elements are free, or the queue is closed (at once if so now): for
+    /// a producer that feeds several queues with `offer` and waits for room in any of them. A queue
+    /// holds one bell; a later call replaces it.
+    func ringWhenRoom(_ room: Int, _ bell: Doorbell) {
+        pthread_mutex_lock(mutex)
+        if closed || capacity - count >= Swift.min(room, capacity) {
+            pthread_mutex_unlock(mutex)
+            bell.ring()
+            return
+        }
+        roomBell = bell
+        roomWanted = Swift.min(room, capacity)
+        pthread_mutex_unlock(mutex)
+    }
+
     /// No more puts: blocked producers return false, consumers drain what is left.
     public func close() {
         var callbacks: [@Sendable () -> Void] = []
         pthread_mutex_lock(mutex)
         closed = true
+        roomBell?.ring()
+        roomBell = nil
         swap(&callbacks, &availabilityCallbacks)
         pthread_cond_broadcast(notEmpty)
         pthread_cond_broadcast(notFull)
@@ -255,6 +275,9 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return closed
     }
+
+    /// Room for this many more elements now; stale as soon as it is read.
+    public var freeRoom: Int { capacity - approximateCount }
 
     /// Elements held now; stale as soon as it is read (for progress and tests).
     public var approximateCount: Int {
@@ -295,6 +318,11 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     /// Called with the mutex held after `taken` elements left the ring.
     private func tookLocked(_ taken: Int) {
         count -= taken
+        // The bell's own lock is taken inside this one; its waiter never holds a queue's.
+        if let bell = roomBell, capacity - count >= roomWanted {
+            roomBell = nil
+            bell.ring()
+        }
         if producersWaiting > 0 && capacity - count >= Swift.min(capacity, roomToWakeProducers) {
             pthread_cond_broadcast(notFull)
         }
