@@ -37,7 +37,7 @@ public struct OutcomeCounts: Sendable, Equatable {
     /// `rows == delivered + unregistered + bad_token + failed + rejected + gave_up + aborted`.
     public func accountsFor(rows: Int) -> Bool { total == rows }
 
-    private static func index(_ outcome: Outcome) -> Int {
+    static func index(_ outcome: Outcome) -> Int {
         switch outcome {
         case .delivered: 0
         case .unregistered: 1

@@ -4,30 +4,53 @@ import APNs
 /// `key_id` and `environment_fallback_from` fields of a result line, written only in a run where
 /// more than one credential or environment is in play (left out otherwise, as
 /// `retried_after_connection_loss` is). The per-row path carries three small integers; the
-/// strings are the writer's, added to the line it already made.
-struct RecordLabels: Sendable {
+/// strings are the writer's, added to the line it already made. A class: the writer lends it per
+/// record, one retain rather than one per array.
+final class RecordLabels: Sendable {
     /// By lane - 1: the group's environment and credential label.
     let lanes: [(environment: APNsEnvironment, label: String)]
 
     /// By lane - 1: what the lane adds to a line, `,"environment":"…","key_id":"…"`, made once.
     private let fragments: [[UInt8]]
+    /// The fragments end to end, and where each lies: a line written in place borrows its
+    /// fragment from one flat buffer (no array of arrays to retain per row).
+    private let fragmentBytes: [UInt8]
+    private let fragmentRanges: [Range<Int>]
 
-    init(groups: [CredentialGroup]) {
+    convenience init(groups: [CredentialGroup]) {
         self.init(lanes: groups.map { ($0.environment, $0.label ?? "") })
     }
 
     /// The same lanes, before any group is made (a dry run makes none).
-    init(configuration: CampaignConfiguration) {
+    convenience init(configuration: CampaignConfiguration) {
         self.init(lanes: CredentialGroup.layout(of: configuration).map { ($0.environment, configuration.credentials[$0.credential].label) })
     }
 
-    private init(lanes: [(environment: APNsEnvironment, label: String)]) {
+    init(lanes: [(environment: APNsEnvironment, label: String)]) {
         self.lanes = lanes
         fragments = lanes.map { lane in
             var line: [UInt8] = Array("{}\n".utf8)
             Self.amend(&line, environment: lane.environment.rawValue, keyID: lane.label, fallbackFrom: nil)
             return Array(line.dropFirst().dropLast(2))
         }
+        var bytes: [UInt8] = []
+        fragmentRanges = fragments.map { fragment in
+            defer { bytes.append(contentsOf: fragment) }
+            return bytes.count..<bytes.count + fragment.count
+        }
+        fragmentBytes = bytes
+    }
+
+    /// Runs `body` with the fields `record`'s lane adds to its line, when that is all its labels
+    /// are (no `environment_fallback_from`); nil otherwise, without running it.
+    /// The record goes to `body` as an argument: a closure that captured it would copy it (a
+    /// retain and release of each of its references).
+    func withFragment<Result>(of record: borrowing RowResult,
+                              _ body: (borrowing RowResult, UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        let lane = Int(record.lane)
+        guard lane > 0 && lane <= fragmentRanges.count && record.fallbackFrom == 0 else { return nil }
+        let range = fragmentRanges[lane - 1]
+        return fragmentBytes.withUnsafeBufferPointer { body(record, UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// `amend` with `record`'s fields: a labelled record of a group pays one append of its lane's

@@ -69,6 +69,9 @@ public final class ResultLog {
     // make `append` copy it (a retain and release of each of its references) for every line.
     @inline(never)
     private func appendLabelled(_ record: borrowing RowResult, _ labels: RecordLabels) {
+        // Usually in place, the lane's fields before the closing brace; escaping or a fallback's
+        // extra field take the general path.
+        if labels.withFragment(of: record, { [writer] in $0.appendPlainJSONLine(to: writer, suffix: $1) }) == true { return }
         writer.withAppendedBytes { bytes in
             record.appendJSONLine(to: &bytes)
             labels.amend(&bytes, for: record)

@@ -18,8 +18,11 @@ extension RowResult {
 
     /// The line written straight into `writer`'s next frame; false (nothing written) when some text
     /// needs escaping.
-    borrowing func appendPlainJSONLine(to writer: ZstdFrameWriter) -> Bool {
-        withLineTexts { scalars, texts in
+    ///
+    /// `suffix`: fields written as they are before the line's closing brace (a credential group's
+    /// labels, `RecordLabels`), so that a labelled line too is written in place.
+    borrowing func appendPlainJSONLine(to writer: ZstdFrameWriter, suffix: UnsafeBufferPointer<UInt8>? = nil) -> Bool {
+        withLineTexts(suffix: suffix) { scalars, texts in
             var wrote = false
             writer.appendInPlace(maximumCount: texts.lineBound) { memory in
                 let count = scalars.writePlainLine(into: memory, texts)
@@ -33,23 +36,25 @@ extension RowResult {
     /// Runs `body` with the record's numbers and its text as bytes. The fields go in as arguments,
     /// borrowed: a closure that read `self` would capture, and so copy, the whole record (its four
     /// references) for every line.
-    private borrowing func withLineTexts<Result>(_ body: (Scalars, LineTexts) -> Result) -> Result {
+    private borrowing func withLineTexts<Result>(suffix: UnsafeBufferPointer<UInt8>? = nil,
+                                                 _ body: (Scalars, LineTexts) -> Result) -> Result {
         let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
                               retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
                               uniqueID: uniqueID)
-        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsID) {
+        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix) {
             body(scalars, $0)
         }
     }
 
     private static func withLineTexts<Result>(token: ArraySlice<UInt8>, reason: String?, endpoint: String?,
-                                              apnsID: InlineText?, _ body: (LineTexts) -> Result) -> Result {
+                                              apnsID: InlineText?, suffix: UnsafeBufferPointer<UInt8>?,
+                                              _ body: (LineTexts) -> Result) -> Result {
         withUTF8(of: reason) { reason in
             withUTF8(of: endpoint) { endpoint in
                 token.withUnsafeBufferPointer { token in
                     withBytes(of: apnsID) { apnsID in
-                        body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID))
+                        body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
                     }
                 }
             }
@@ -76,12 +81,14 @@ extension RowResult {
         let reason: UnsafeBufferPointer<UInt8>?
         let endpoint: UnsafeBufferPointer<UInt8>?
         let apnsID: UnsafeBufferPointer<UInt8>?
+        /// Written verbatim before the closing brace (JSON fields with their leading comma).
+        let suffix: UnsafeBufferPointer<UInt8>?
 
         /// Room for any line with this text: the text, and over what the rest can take (keys ~220
         /// bytes, five integers of up to 20, a duration of up to 40, `apns_unique_id`'s 36, and the
         /// `JSONLineBuffer.integerBytes` each integer's check wants free).
         var lineBound: Int {
-            512 + token.count + (reason?.count ?? 0) + (endpoint?.count ?? 0) + (apnsID?.count ?? 0)
+            512 + token.count + (reason?.count ?? 0) + (endpoint?.count ?? 0) + (apnsID?.count ?? 0) + (suffix?.count ?? 0)
         }
     }
 
@@ -139,6 +146,7 @@ extension RowResult {
                 uniqueID.withText { out.verbatim($0) }
                 out.byte(UInt8(ascii: "\""))
             }
+            if let suffix = texts.suffix { out.verbatim(suffix) }
             out.literal("}\n")
             return out.stops == 0 ? out.count : 0
         }
