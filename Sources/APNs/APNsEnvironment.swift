@@ -18,25 +18,24 @@ public enum APNsEnvironment: String, Sendable, Hashable, CaseIterable, Comparabl
         while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
         while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
         let word = UnsafeBufferPointer(rebasing: bytes[start..<end])
-        if Self.equalsIgnoringCase(word, Self.productionBytes) {
+        if Self.equalsIgnoringCase(word, "production") {
             self = .production
-        } else if Self.equalsIgnoringCase(word, Self.sandboxBytes) || Self.equalsIgnoringCase(word, Self.developmentBytes) {
+        } else if Self.equalsIgnoringCase(word, "sandbox") || Self.equalsIgnoringCase(word, "development") {
             self = .sandbox
         } else {
             return nil
         }
     }
 
-    private static let productionBytes: [UInt8] = Array("production".utf8)
-    private static let sandboxBytes: [UInt8] = Array("sandbox".utf8)
-    private static let developmentBytes: [UInt8] = Array("development".utf8)
-
     /// ASCII case folding only: the three words are ASCII, and a non-ASCII byte never equals one.
-    private static func equalsIgnoringCase(_ word: UnsafeBufferPointer<UInt8>, _ lowercase: [UInt8]) -> Bool {
-        guard word.count == lowercase.count else { return false }
-        for (index, wanted) in lowercase.enumerated() {
+    /// Against a `StaticString`'s constant bytes: a static array here was a `swift_once` and a
+    /// retain per comparison, per row.
+    private static func equalsIgnoringCase(_ word: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard word.count == lowercase.utf8CodeUnitCount else { return false }
+        let wanted = lowercase.utf8Start
+        for index in 0..<word.count {
             let byte = word[index]
-            guard byte == wanted || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == wanted) else { return false }
+            guard byte == wanted[index] || (byte >= 0x41 && byte <= 0x5A && byte | 0x20 == wanted[index]) else { return false }
         }
         return true
     }
