@@ -23,12 +23,37 @@ final class RequestTemplates {
         authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
     }
 
-    /// The template for a job with these headers of its own, or with the run's (nil).
-    func template(for ownHeaders: RowHeaders?) -> H2RequestTemplate {
-        guard ownHeaders == nil else { return authorizationOnly }
+    /// The template for a job with the run's headers.
+    private func runTemplate() -> H2RequestTemplate {
         if let runDefault { return runDefault }
         let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + (runHeaders?.fields ?? []))
         runDefault = made
         return made
+    }
+
+    /// Rows' own header sets seen, and the templates made of them, by object. The reader's memo
+    /// (`RowHeadersMemo`) gives rows with equal header columns one `RowHeaders`, so a campaign with
+    /// a topic column has a few of them: each becomes a template on its second row (a set seen
+    /// once, as a row's own apns-id makes it, is not worth encoding), and its rows then send no
+    /// field of their own, so their strings are not copied per row into the session's header
+    /// block and again by nghttp2 (a retain and release of each value on the way).
+    private var ownSeen: [RowHeaders?] = Array(repeating: nil, count: ownSlots)
+    private var ownMade: [H2RequestTemplate?] = Array(repeating: nil, count: ownSlots)
+    private static let ownSlots = 64
+
+    /// The template for a job with these headers of its own (nil: the run's), and the fields its
+    /// request adds after the template's.
+    func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
+        guard let ownHeaders else { return (runTemplate(), []) }
+        let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
+        guard ownSeen[slot] === ownHeaders else {
+            ownSeen[slot] = ownHeaders
+            ownMade[slot] = nil
+            return (authorizationOnly, ownHeaders.fields)
+        }
+        if let made = ownMade[slot] { return (made, []) }
+        let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + ownHeaders.fields)
+        ownMade[slot] = made
+        return (made, [])
     }
 }

@@ -243,8 +243,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
-                                headers: headers?.fields ?? [], body: job.payload,
+        let request = templates.request(for: headers)
+        guard connection.submit(template: request.template, pathSuffix: job.pathToken,
+                                headers: request.fields, body: job.payload,
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
             return false
         }
