@@ -49,12 +49,12 @@ public struct H2ResponseField: Sendable {
     }
 }
 
-/// The `nghttp2_nv` array of an answer made of `:status` and at most one `H2ResponseField`, in
+/// The `nghttp2_nv` array of an answer made of `:status` and at most two `H2ResponseField`s, in
 /// memory the session owns and refills per answer (nghttp2 copies the fields on submit).
 final class H2ResponseHeaderBlock {
-    private let fields = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: 2)
-    /// The status digits, then the field's value.
-    private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 24 + H2ResponseField.maxValueBytes)
+    private let fields = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: 3)
+    /// The status digits, then the fields' values.
+    private let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 24 + 2 * H2ResponseField.maxValueBytes)
     private static let statusName: StaticString = ":status"
 
     deinit {
@@ -63,20 +63,27 @@ final class H2ResponseHeaderBlock {
     }
 
     /// Fills the block; returns the field count. Valid until the next `fill`.
-    func fill(status: Int, field: H2ResponseField?) -> Int {
+    func fill(status: Int, field: H2ResponseField?, second: H2ResponseField? = nil) -> Int {
         let digits = Self.writeDecimal(status, to: bytes)
         fields[0] = nghttp2_nv(name: UnsafeMutablePointer(mutating: Self.statusName.utf8Start),
                                value: bytes, namelen: Self.statusName.utf8CodeUnitCount, valuelen: digits,
                                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
         guard let field else { return 1 }
-        let value = bytes + 24
+        put(field, at: 1)
+        guard let second else { return 2 }
+        put(second, at: 2)
+        return 3
+    }
+
+    /// Field `index` (1 or 2), its value copied into the block.
+    private func put(_ field: H2ResponseField, at index: Int) {
+        let value = bytes + 24 + (index - 1) * H2ResponseField.maxValueBytes
         field.withValueBytes { source in
             if let base = source.baseAddress { value.update(from: base, count: source.count) }
         }
-        fields[1] = nghttp2_nv(name: UnsafeMutablePointer(mutating: field.name.utf8Start), value: value,
-                               namelen: field.name.utf8CodeUnitCount, valuelen: field.valueCount,
-                               flags: field.neverIndexed ? H2Wire.nvNoIndex : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
-        return 2
+        fields[index] = nghttp2_nv(name: UnsafeMutablePointer(mutating: field.name.utf8Start), value: value,
+                                   namelen: field.name.utf8CodeUnitCount, valuelen: field.valueCount,
+                                   flags: field.neverIndexed ? H2Wire.nvNoIndex : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
     }
 
     var nv: UnsafePointer<nghttp2_nv> { UnsafePointer(fields) }

@@ -75,11 +75,12 @@ public final class H2ServerConnection: ReactorHandler {
     /// Answers with `:status` and at most one more field (no allocation for an empty body); false
     /// as for `respond(headers:)`.
     @discardableResult
-    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, body: [UInt8] = []) -> Bool {
+    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, second: H2ResponseField? = nil,
+                        body: [UInt8] = []) -> Bool {
         guard !isClosed else { return false }
         let sent: Bool
         do {
-            sent = try session.respond(streamID: streamID, status: status, field: field, body: body)
+            sent = try session.respond(streamID: streamID, status: status, field: field, second: second, body: body)
         } catch {
             return false
         }

@@ -145,12 +145,13 @@ public final class H2ServerSession {
         return true
     }
 
-    /// Answers a complete request with `:status` and at most one more field, allocating nothing on
+    /// Answers a complete request with `:status` and at most two more fields, allocating nothing on
     /// the Swift side for an empty body. Returns false, sending nothing, like `respond(headers:)`.
     @discardableResult
-    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, body: [UInt8] = []) throws(H2Error) -> Bool {
+    public func respond(streamID: Int32, status: Int, field: H2ResponseField?, second: H2ResponseField? = nil,
+                        body: [UInt8] = []) throws(H2Error) -> Bool {
         guard let session, let index = streamIndex(streamID), Self.awaitsResponse(&streams[index]) else { return false }
-        let count = responseBlock.fill(status: status, field: field)
+        let count = responseBlock.fill(status: status, field: field, second: second)
         try submit(session, index: index, streamID: streamID, nv: responseBlock.nv, count: count, body: body)
         return true
     }

@@ -114,6 +114,24 @@ import Transport
         #expect(byTag[2].map { String(decoding: $0.body, as: UTF8.self) } == #"{"reason":"Unregistered"}"#)
     }
 
+    @Test func aSecondInlineResponseFieldReachesTheClientToo() throws {
+        let wire = try Wire()
+        try wire.pump { _ in }
+        try wire.submit(tag: 1, token: Self.token(1), apnsID: "x", body: "{}")
+        let id = "0a1b2c3d-0000-4000-8000-00000000abcd"
+        let unique = "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5"
+        try wire.pump { request in
+            var first = H2ResponseField(name: "apns-id", neverIndexed: true)
+            for byte in id.utf8 { first.append(byte) }
+            var second = H2ResponseField(name: "apns-unique-id", neverIndexed: true)
+            for byte in unique.utf8 { second.append(byte) }
+            _ = try? wire.server.respond(streamID: request.streamID, status: 200, field: first, second: second)
+        }
+        #expect(wire.responses.count == 1)
+        #expect(wire.responses.first?.apnsID == id)
+        #expect(wire.responses.first?.uniqueID == UUIDBytes(unique))
+    }
+
     @Test func responseFieldValuesLongerThanTheInlineRoomAreRefused() {
         let fits = String(repeating: "a", count: H2ResponseField.maxValueBytes)
         #expect(H2ResponseField(name: "apns-id", value: fits, neverIndexed: true)?.valueText == fits)
