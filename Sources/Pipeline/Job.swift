@@ -3,24 +3,34 @@ import APNs
 /// One row on its way through the sender: where its bytes are, its headers, and what happened to
 /// it so far.
 ///
-/// The token and payload are slices of the CSV batch the row came from (no copy per row); the
-/// headers are the row's own, or nil for the run's. A job waiting for a retry
-/// is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps a
-/// whole batch alive.
+/// The token and payload are ranges of one buffer, usually the storage of the CSV batch the row
+/// came from (no copy per row): one reference for both, so a row costs the batch's storage one
+/// retain and one release (an atomic each, on a line the reader and the reactor threads share),
+/// not one per slice. The headers are the row's own, or nil for the run's. A job waiting for a
+/// retry is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps
+/// a whole batch alive.
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
 /// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
 /// it; it moves between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
-    /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
+    /// The buffer `pathToken`, `deviceToken` and (unless `sharedPayload`) `payload` are ranges of.
     ///
-    /// The bytes are constants (a retry that must let its batch go makes a `detached()` job), so
-    /// a request lends them from here: a `var` would be copied, a retain and release per request.
-    let pathToken: ArraySlice<UInt8>
-    /// The token as the input gave it, when that is not `pathToken` (uppercase hex).
-    private let inputToken: ArraySlice<UInt8>?
-    let payload: ArraySlice<UInt8>
+    /// A constant (a retry that must let its batch go makes a `detached()` job), so a request
+    /// lends its bytes from here without a copy.
+    let bytes: [UInt8]
+    // Offsets in `bytes`, 32 bits each: a batch's storage stays below 2 GiB (its bounds are Int32).
+    private let pathStart: Int32
+    private let pathEnd: Int32
+    /// The token as the input gave it: `pathToken`'s range unless that one is a lowercased copy.
+    private let inputStart: Int32
+    private let inputEnd: Int32
+    private let payloadStart: Int32
+    private let payloadEnd: Int32
+    /// The payload when it is not in `bytes` (`payloadStart` is then -1): the run's `--payload-file`
+    /// payload, shared by its rows. Read only then: an optional read on every request was a retain.
+    private let sharedPayload: [UInt8]
     /// The row's own header values; nil for the run's (`RowDecoder.runDefaultHeaders`), which
     /// the workers hold. A reference to that one shared object, taken on the reader thread and
     /// dropped on a reactor thread, would be two atomics per row on one contended cache line.
@@ -45,27 +55,60 @@ final class Job: @unchecked Sendable {
     /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
     var resentAfterUnrelatedKey = false
 
-    init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
-         headers: RowHeaders?) {
+    /// A job whose token and payload are in `bytes` (a batch's storage): `pathToken` is the token
+    /// as `:path` carries it (lowercase), `inputToken` the token as given when that differs; the
+    /// payload is `sharedPayload` instead, when given.
+    init(row: Int, bytes: [UInt8], pathToken: Range<Int>, inputToken: Range<Int>? = nil, payload: Range<Int>,
+         sharedPayload: [UInt8]? = nil, headers: RowHeaders?) {
         self.row = row
-        if let lowercaseToken {
-            pathToken = lowercaseToken[...]
-            inputToken = deviceToken
+        self.bytes = bytes
+        pathStart = Int32(truncatingIfNeeded: pathToken.lowerBound)
+        pathEnd = Int32(truncatingIfNeeded: pathToken.upperBound)
+        inputStart = Int32(truncatingIfNeeded: (inputToken ?? pathToken).lowerBound)
+        inputEnd = Int32(truncatingIfNeeded: (inputToken ?? pathToken).upperBound)
+        payloadStart = sharedPayload == nil ? Int32(truncatingIfNeeded: payload.lowerBound) : -1
+        payloadEnd = Int32(truncatingIfNeeded: payload.upperBound)
+        self.sharedPayload = sharedPayload ?? []
+        self.headers = headers
+    }
+
+    /// A job with bytes of its own: the token (and `lowercaseToken`, when it is not already lowercase)
+    /// and the payload copied into one new buffer, unless the payload is `sharedPayload`'s.
+    convenience init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
+                     sharedPayload: [UInt8]? = nil, headers: RowHeaders?) {
+        self.init(row: row, pathToken: lowercaseToken?[...] ?? deviceToken,
+                  inputToken: lowercaseToken == nil ? nil : deviceToken, payload: payload, sharedPayload: sharedPayload,
+                  headers: headers)
+    }
+
+    private init(row: Int, pathToken: ArraySlice<UInt8>, inputToken: ArraySlice<UInt8>?, payload: ArraySlice<UInt8>,
+                 sharedPayload: [UInt8]?, headers: RowHeaders?) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pathToken.count + (inputToken?.count ?? 0) + (sharedPayload == nil ? payload.count : 0))
+        bytes.append(contentsOf: pathToken)
+        pathStart = 0
+        pathEnd = Int32(truncatingIfNeeded: bytes.count)
+        if let inputToken {
+            inputStart = pathEnd
+            bytes.append(contentsOf: inputToken)
+            inputEnd = Int32(truncatingIfNeeded: bytes.count)
         } else {
-            pathToken = deviceToken
-            inputToken = nil
+            inputStart = pathStart
+            inputEnd = pathEnd
         }
-        self.payload = payload
+        payloadStart = sharedPayload == nil ? Int32(truncatingIfNeeded: bytes.count) : -1
+        if sharedPayload == nil { bytes.append(contentsOf: payload) }
+        payloadEnd = Int32(truncatingIfNeeded: bytes.count)
+        self.sharedPayload = sharedPayload ?? []
+        self.row = row
+        self.bytes = bytes
         self.headers = headers
     }
 
     /// Every stored property, the bytes copied: a property added to `Job` must be carried here too.
-    private init(copyingBytesOf job: Job) {
-        row = job.row
-        pathToken = Array(job.pathToken)[...]
-        inputToken = job.inputToken.map { Array($0)[...] }
-        payload = Array(job.payload)[...]
-        headers = job.headers
+    private convenience init(copyingBytesOf job: Job) {
+        self.init(row: job.row, pathToken: job.pathToken, inputToken: job.sharesPathToken ? nil : job.deviceToken,
+                  payload: job.payload, sharedPayload: job.payloadIsInBytes ? nil : job.sharedPayload, headers: job.headers)
         attempts = job.attempts
         retriedAfterConnectionLoss = job.retriedAfterConnectionLoss
         avoidConnection = job.avoidConnection
@@ -77,8 +120,28 @@ final class Job: @unchecked Sendable {
         resentAfterUnrelatedKey = job.resentAfterUnrelatedKey
     }
 
+    /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
+    var pathToken: ArraySlice<UInt8> { bytes[pathTokenRange] }
+
+    /// Where `pathToken` is in `bytes`: read through `bytes`, borrowed, it costs no retain.
+    var pathTokenRange: Range<Int> { Int(pathStart)..<Int(pathEnd) }
+
+    /// The payload is in `bytes`, at `payloadRange` (not the run's shared one).
+    var payloadIsInBytes: Bool { payloadStart >= 0 }
+
+    /// Where the payload is in `bytes`, when `payloadIsInBytes`.
+    var payloadRange: Range<Int> { Int(payloadStart)..<Int(payloadEnd) }
+
+    /// The input gave the token as `:path` carries it (already lowercase).
+    private var sharesPathToken: Bool { inputStart == pathStart && inputEnd == pathEnd }
+
     /// Exactly as the input gave it, for the result log and the dead-token report.
-    var deviceToken: ArraySlice<UInt8> { inputToken ?? pathToken }
+    var deviceToken: ArraySlice<UInt8> { bytes[Int(inputStart)..<Int(inputEnd)] }
+
+    /// The notification's body: in `bytes`, or the run's shared payload.
+    var payload: ArraySlice<UInt8> {
+        payloadIsInBytes ? bytes[payloadRange] : sharedPayload[...]
+    }
 
     /// This job with its token and payload in storage of their own, letting the CSV batch go.
     func detached() -> Job {

@@ -58,7 +58,7 @@ final class Reader<Source: RowSource>: Sendable {
                     if let done, done.contains(batch.number(at: index)) {
                         // A row recorded before a crash was seen: a later copy is still a duplicate.
                         if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
-                            _ = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index))
+                            _ = duplicates.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index))
                         }
                         continue
                     }
@@ -69,8 +69,7 @@ final class Reader<Source: RowSource>: Sendable {
                                                  outcome: .rejected, reason: reason))
                     case .send(let job):
                         if let duplicates,
-                           let first = duplicates.firstRow(of: job.row, token: job.pathToken,
-                                                           topic: DuplicateTokens.ownTopic(batch, at: index)) {
+                           let first = duplicates.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index)) {
                             records.append(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
                                                      reason: DuplicateTokens.reason, duplicateOf: first))
                             continue

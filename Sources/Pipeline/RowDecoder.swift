@@ -10,6 +10,8 @@ struct RowDecoder: Sendable {
     let defaults: HeaderValues
     let auth: AuthKind
     private let defaultPayload: ArraySlice<UInt8>
+    /// `defaultPayload`'s array, which the jobs of rows without a payload of their own share.
+    private let defaultPayloadBytes: [UInt8]
     /// The run's header values, checked once, for every row without header columns of its own
     /// (its job says `headers: nil`); nil when they are invalid, `runRejection` saying why.
     let runDefaultHeaders: RowHeaders?
@@ -25,7 +27,8 @@ struct RowDecoder: Sendable {
         self.defaults = defaults
         self.template = template
         self.auth = auth
-        self.defaultPayload = (defaultPayload ?? [])[...]
+        defaultPayloadBytes = defaultPayload ?? []
+        self.defaultPayload = defaultPayloadBytes[...]
         do {
             let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
             runDefaultHeaders = headers
@@ -54,8 +57,8 @@ struct RowDecoder: Sendable {
     /// only for the slices its job keeps (token, payload).
     func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil) -> Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
-        let token = batch.field(.deviceToken, at: index) ?? []
-        if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
+        let tokenRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
+        if DeviceToken.check(hexUTF8: batch.storage, in: tokenRange) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
         let hasOwnHeaders = Self.headerColumns.contains { column in
             batch.fieldRange(column, at: index).map { !$0.isEmpty } ?? false
@@ -96,34 +99,59 @@ struct RowDecoder: Sendable {
             pushType = runPushType
         }
 
-        let payload: ArraySlice<UInt8>
-        if let field = batch.field(.payload, at: index), !field.isEmpty {
-            payload = field
-            if let rejection = NotificationHeaders.payloadRejection(field, pushType: pushType) {
+        let row = batch.number(at: index)
+        // The token's bytes are read from the batch in place; a slice is made only for a token
+        // that must be copied (uppercase) or a payload made here.
+        let uppercase = Self.hasUppercase(batch.storage, tokenRange)
+        if let range = batch.fieldRange(.payload, at: index), !range.isEmpty {
+            if let rejection = NotificationHeaders.payloadRejection(batch.storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            // The usual row: one reference to the batch's storage for its token and payload.
+            guard uppercase else {
+                return .send(Job(row: row, bytes: batch.storage, pathToken: tokenRange, payload: range, headers: ownHeaders))
+            }
+            let token = batch.storage[tokenRange]
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: batch.storage[range],
+                             headers: ownHeaders))
         } else if let template {
-            payload = template.fill(batch, at: index)[...]
+            let token = batch.storage[tokenRange]
+            let payload = template.fill(batch, at: index)[...]
             if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
+                             headers: ownHeaders))
         } else {
-            payload = defaultPayload
             let rejection = hasOwnHeaders
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
+            guard uppercase else {
+                return .send(Job(row: row, bytes: batch.storage, pathToken: tokenRange, payload: 0..<0,
+                                 sharedPayload: defaultPayloadBytes, headers: ownHeaders))
+            }
+            let token = batch.storage[tokenRange]
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: [],
+                             sharedPayload: defaultPayloadBytes, headers: ownHeaders))
         }
-        return .send(Job(row: batch.number(at: index), deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
-                         headers: ownHeaders))
     }
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
     static func lowercased(_ token: ArraySlice<UInt8>) -> [UInt8]? {
+        guard token.withUnsafeBufferPointer(hasUppercase) else { return nil }
+        return token.map { $0 | 0x20 }
+    }
+
+    /// The hex token at `range` of `bytes` has an uppercase digit; read in place (a slice is a retain).
+    static func hasUppercase(_ bytes: borrowing [UInt8], _ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBufferPointer { hasUppercase(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    private static func hasUppercase(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
         // Bytes already checked to be hex digits: 'A'...'F' are the only ones with 0x40 set and 0x20
         // clear. One pass of bit operations, no branch per byte.
         var uppercase: UInt8 = 0
         for byte in token { uppercase |= byte & ~(byte << 1) & 0x40 }
-        guard uppercase != 0 else { return nil }
-        return token.map { $0 | 0x20 }
+        return uppercase != 0
     }
 }

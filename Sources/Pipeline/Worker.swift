@@ -243,11 +243,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        guard connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
+        // The usual job: its token and payload are in one buffer, handed over as one reference.
+        let submitted = job.payloadIsInBytes
+            ? connection.submit(template: templates.template(for: headers), bytes: job.bytes, pathSuffix: job.pathTokenRange,
+                                body: job.payloadRange, headers: headers?.fields ?? [],
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now)
+            : connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
                                 headers: headers?.fields ?? [], body: job.payload,
-                                tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
-            return false
-        }
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now)
+        guard submitted else { return false }
         if let sent = templates.sent { job.sentToken = sent }
         job.attempts += 1
         counters.requests += 1

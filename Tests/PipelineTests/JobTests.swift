@@ -43,6 +43,40 @@ import Transport
         #expect(base(detached.payload) != payloadBefore)
     }
 
+    /// Tokens as given and in lowercase, payloads in the row or the run's: one buffer per job,
+    /// the batch's own for the usual row, and a retry's copy reads back the same bytes.
+    @Test func aJobReadsItsTokensAndPayloadFromOneBufferWhateverTheRowsShape() throws {
+        let directory = try TemporaryDirectory()
+        let upper = Self.token.uppercased()
+        let source = try CSVSource(path: try directory.write("c.csv", """
+            device_token,payload
+            \(Self.token),{}
+            \(upper),"{""a"":1}"
+            \(Self.token),
+            \(upper),
+
+            """))
+        let decoder = RowDecoder(defaults: HeaderValues(topic: "com.example.app"), defaultPayload: Array(#"{"d":1}"#.utf8),
+                                 auth: .token)
+        let batch = try #require(try source.nextBatch())
+        let jobs = batch.indices.compactMap { index -> Job? in
+            if case .send(let job) = decoder.decode(batch, at: index) { job } else { nil }
+        }
+        try #require(jobs.count == 4)
+        func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+        let expected = [(Self.token, "{}"), (upper, #"{"a":1}"#), (Self.token, #"{"d":1}"#), (upper, #"{"d":1}"#)]
+        for (job, (given, payload)) in zip(jobs, expected) {
+            for copy in [job, job.detached()] {
+                #expect(text(copy.deviceToken) == given && text(copy.pathToken) == Self.token && text(copy.payload) == payload,
+                        "row \(job.row)")
+            }
+        }
+        let storage = batch.storage.withUnsafeBufferPointer { $0.baseAddress }
+        #expect(jobs[0].bytes.withUnsafeBufferPointer { $0.baseAddress } == storage, "the usual row keeps its batch's storage")
+        #expect(jobs[2].bytes.withUnsafeBufferPointer { $0.baseAddress } == storage, "and so does one with the run's payload")
+        #expect(jobs[0].detached().bytes.withUnsafeBufferPointer { $0.baseAddress } != storage)
+    }
+
     @Test(arguments: [
         (StopCause.interrupted(signal: 2), Outcome.aborted, "Interrupted"),
         (.unreachable(seconds: 30), .gaveUp, "Unreachable"),
