@@ -102,20 +102,23 @@ struct RowDecoder: Sendable {
         let row = batch.number(at: index)
         // The token's bytes are read from the batch in place; a slice is made only for a token
         // that must be copied (uppercase) or a payload made here.
-        let uppercase = Self.hasUppercase(batch.storage, tokenRange)
+        // One owned copy for the checks and the job: reading `batch.storage` at each use was a
+        // second retain and a release of the batch's storage per row.
+        let storage = batch.storage
+        let uppercase = Self.hasUppercase(storage, tokenRange)
         if let range = batch.fieldRange(.payload, at: index), !range.isEmpty {
-            if let rejection = NotificationHeaders.payloadRejection(batch.storage, in: range, pushType: pushType) {
+            if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
             // The usual row: one reference to the batch's storage for its token and payload.
             guard uppercase else {
-                return .send(Job(row: row, bytes: batch.storage, pathToken: tokenRange, payload: range, headers: ownHeaders))
+                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders))
             }
-            let token = batch.storage[tokenRange]
-            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: batch.storage[range],
+            let token = storage[tokenRange]
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: storage[range],
                              headers: ownHeaders))
         } else if let template {
-            let token = batch.storage[tokenRange]
+            let token = storage[tokenRange]
             let payload = template.fill(batch, at: index)[...]
             if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
@@ -127,10 +130,10 @@ struct RowDecoder: Sendable {
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
             guard uppercase else {
-                return .send(Job(row: row, bytes: batch.storage, pathToken: tokenRange, payload: 0..<0,
+                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: 0..<0,
                                  sharedPayload: defaultPayloadBytes, headers: ownHeaders))
             }
-            let token = batch.storage[tokenRange]
+            let token = storage[tokenRange]
             return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: [],
                              sharedPayload: defaultPayloadBytes, headers: ownHeaders))
         }
