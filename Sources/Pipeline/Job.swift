@@ -17,9 +17,9 @@ final class Job: @unchecked Sendable {
     let row: Int
     /// The buffer `pathToken`, `deviceToken` and (unless `sharedPayload`) `payload` are ranges of.
     ///
-    /// A constant (a retry that must let its batch go makes a `detached()` job), so a request
-    /// lends its bytes from here without a copy.
-    let bytes: [UInt8]
+    /// Never changed but by `takeDeviceToken()`, the job's last use (a retry that must let its
+    /// batch go makes a `detached()` job instead), so a request lends its bytes from here.
+    @exclusivity(unchecked) private(set) var bytes: [UInt8]
     // Offsets in `bytes`, 32 bits each: a batch's storage stays below 2 GiB (its bounds are Int32).
     private let pathStart: Int32
     private let pathEnd: Int32
@@ -137,6 +137,16 @@ final class Job: @unchecked Sendable {
 
     /// Exactly as the input gave it, for the result log and the dead-token report.
     var deviceToken: ArraySlice<UInt8> { bytes[Int(inputStart)..<Int(inputEnd)] }
+
+    /// `deviceToken`, the slice taking over this job's reference to `bytes`: for the record of a
+    /// row that ends here, the job's last use (its bytes are gone after it). Making the record then
+    /// costs the batch's storage no retain and dropping the job no release, two atomics a row on a
+    /// count the reader and the other reactor threads change too.
+    func takeDeviceToken() -> ArraySlice<UInt8> {
+        var taken: [UInt8] = []
+        swap(&taken, &bytes)
+        return taken[Int(inputStart)..<Int(inputEnd)]
+    }
 
     /// The notification's body: in `bytes`, or the run's shared payload.
     var payload: ArraySlice<UInt8> {

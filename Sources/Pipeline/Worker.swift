@@ -286,7 +286,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                moveToOtherEnvironment(job) {
                 break
             }
-            finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
+            // The job's last use: its record takes over its bytes.
+            finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),

@@ -77,6 +77,21 @@ import Transport
         #expect(jobs[0].detached().bytes.withUnsafeBufferPointer { $0.baseAddress } != storage)
     }
 
+    /// The record of a row that ends takes over its job's reference to the batch: the token as
+    /// given, in place, and the job holds no bytes after.
+    @Test func anEndingJobHandsItsBytesToItsRecord() throws {
+        let job = try decodedJob()
+        let before = job.deviceToken.withUnsafeBufferPointer { $0.baseAddress }
+        let token = job.takeDeviceToken()
+        #expect(String(decoding: token, as: UTF8.self) == Self.token)
+        #expect(token.withUnsafeBufferPointer { $0.baseAddress } == before, "the batch's own bytes, not a copy")
+        #expect(job.bytes.isEmpty)
+        let upper = Job(row: 1, deviceToken: Array(Self.token.uppercased().utf8)[...],
+                        lowercaseToken: Array(Self.token.utf8), payload: Array("{}".utf8)[...], headers: nil)
+        #expect(String(decoding: upper.takeDeviceToken(), as: UTF8.self) == Self.token.uppercased(),
+                "the token as the input gave it, not the lowercase one :path carries")
+    }
+
     @Test(arguments: [
         (StopCause.interrupted(signal: 2), Outcome.aborted, "Interrupted"),
         (.unreachable(seconds: 30), .gaveUp, "Unreachable"),
