@@ -43,9 +43,10 @@ final class Job: @unchecked Sendable {
     /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
     /// refusal costs no attempt (the connection is replaced), any later one does.
     var refusedTokenUpdate = false
-    /// The provider token the latest request carried, to refresh only if it is still current.
-    /// Shared by reference: remembering it costs a row one retain, not a copy of four strings.
-    var sentToken: SentProviderToken?
+    /// The provider token the latest request carried, to refresh only if it is still current: its
+    /// index in its worker's `sentTokens` (nil once the job leaves that worker). An index, not a
+    /// reference: remembering a shared object cost a row a retain and a release.
+    var sentToken: UInt32?
     /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
     var group = 0
     /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
@@ -174,11 +175,4 @@ final class Job: @unchecked Sendable {
     func record(stoppedBy cause: StopCause) -> RowResult {
         record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
     }
-}
-
-/// A provider token as the requests that carried it remember it (see `Job.sentToken`).
-final class SentProviderToken: Sendable {
-    let token: ProviderToken
-
-    init(_ token: ProviderToken) { self.token = token }
 }

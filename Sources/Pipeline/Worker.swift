@@ -40,6 +40,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
+    /// Every provider token this worker's requests carried, in order (`Job.sentToken` indexes it).
+    @exclusivity(unchecked) var sentTokens: [ProviderToken] = []
     /// `group.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
 
@@ -232,7 +234,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// The current token's templates: made again only when the token changed.
     private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> RequestTemplates {
         if let templates, templates.jwt == token?.jwt { return templates }
-        let made = RequestTemplates(token: token, runHeaders: runHeaders)
+        let made = RequestTemplates(token: token, runHeaders: runHeaders, sentTokens: &sentTokens)
         templates = made
         return made
     }
@@ -252,7 +254,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                 headers: headers?.fields ?? [], body: job.payload,
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
         guard submitted else { return false }
-        if let sent = templates.sent { job.sentToken = sent }
+        if let sent = templates.sentIndex { job.sentToken = sent }
         job.attempts += 1
         counters.requests += 1
         job.avoidConnection = -1
