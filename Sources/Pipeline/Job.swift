@@ -15,7 +15,7 @@ import APNs
 /// it; it moves between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
-    /// The buffer `pathToken`, `deviceToken` and (unless `sharedPayload`) `payload` are ranges of.
+    /// The buffer `pathToken`, `deviceToken` and (unless it is the run's) the payload are ranges of.
     ///
     /// Never changed but by `takeDeviceToken()`, the job's last use (a retry that must let its
     /// batch go makes a `detached()` job instead), so a request lends its bytes from here.
@@ -26,11 +26,11 @@ final class Job: @unchecked Sendable {
     /// The token as the input gave it: `pathToken`'s range unless that one is a lowercased copy.
     private let inputStart: Int32
     private let inputEnd: Int32
+    /// -1: the run's `--payload-file` payload, which the workers hold (`payload(runPayload:)`). A
+    /// reference to that one array, taken on the reader thread and dropped on a reactor thread,
+    /// would be two atomics per row on a line every thread changes.
     private let payloadStart: Int32
     private let payloadEnd: Int32
-    /// The payload when it is not in `bytes` (`payloadStart` is then -1): the run's `--payload-file`
-    /// payload, shared by its rows. Read only then: an optional read on every request was a retain.
-    private let sharedPayload: [UInt8]
     /// The row's own header values; nil for the run's (`RowDecoder.runDefaultHeaders`), which
     /// the workers hold. A reference to that one shared object, taken on the reader thread and
     /// dropped on a reactor thread, would be two atomics per row on one contended cache line.
@@ -57,35 +57,33 @@ final class Job: @unchecked Sendable {
     var resentAfterUnrelatedKey = false
 
     /// A job whose token and payload are in `bytes` (a batch's storage): `pathToken` is the token
-    /// as `:path` carries it (lowercase), `inputToken` the token as given when that differs; the
-    /// payload is `sharedPayload` instead, when given.
-    init(row: Int, bytes: [UInt8], pathToken: Range<Int>, inputToken: Range<Int>? = nil, payload: Range<Int>,
-         sharedPayload: [UInt8]? = nil, headers: RowHeaders?) {
+    /// as `:path` carries it (lowercase), `inputToken` the token as given when that differs; a nil
+    /// `payload` is the run's.
+    init(row: Int, bytes: [UInt8], pathToken: Range<Int>, inputToken: Range<Int>? = nil, payload: Range<Int>?,
+         headers: RowHeaders?) {
         self.row = row
         self.bytes = bytes
         pathStart = Int32(truncatingIfNeeded: pathToken.lowerBound)
         pathEnd = Int32(truncatingIfNeeded: pathToken.upperBound)
         inputStart = Int32(truncatingIfNeeded: (inputToken ?? pathToken).lowerBound)
         inputEnd = Int32(truncatingIfNeeded: (inputToken ?? pathToken).upperBound)
-        payloadStart = sharedPayload == nil ? Int32(truncatingIfNeeded: payload.lowerBound) : -1
-        payloadEnd = Int32(truncatingIfNeeded: payload.upperBound)
-        self.sharedPayload = sharedPayload ?? []
+        payloadStart = payload.map { Int32(truncatingIfNeeded: $0.lowerBound) } ?? -1
+        payloadEnd = payload.map { Int32(truncatingIfNeeded: $0.upperBound) } ?? -1
         self.headers = headers
     }
 
     /// A job with bytes of its own: the token (and `lowercaseToken`, when it is not already lowercase)
-    /// and the payload copied into one new buffer, unless the payload is `sharedPayload`'s.
-    convenience init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
-                     sharedPayload: [UInt8]? = nil, headers: RowHeaders?) {
+    /// and the payload (nil: the run's) copied into one new buffer.
+    convenience init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>?,
+                     headers: RowHeaders?) {
         self.init(row: row, pathToken: lowercaseToken?[...] ?? deviceToken,
-                  inputToken: lowercaseToken == nil ? nil : deviceToken, payload: payload, sharedPayload: sharedPayload,
-                  headers: headers)
+                  inputToken: lowercaseToken == nil ? nil : deviceToken, payload: payload, headers: headers)
     }
 
-    private init(row: Int, pathToken: ArraySlice<UInt8>, inputToken: ArraySlice<UInt8>?, payload: ArraySlice<UInt8>,
-                 sharedPayload: [UInt8]?, headers: RowHeaders?) {
+    private init(row: Int, pathToken: ArraySlice<UInt8>, inputToken: ArraySlice<UInt8>?, payload: ArraySlice<UInt8>?,
+                 headers: RowHeaders?) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(pathToken.count + (inputToken?.count ?? 0) + (sharedPayload == nil ? payload.count : 0))
+        bytes.reserveCapacity(pathToken.count + (inputToken?.count ?? 0) + (payload?.count ?? 0))
         bytes.append(contentsOf: pathToken)
         pathStart = 0
         pathEnd = Int32(truncatingIfNeeded: bytes.count)
@@ -97,10 +95,14 @@ final class Job: @unchecked Sendable {
             inputStart = pathStart
             inputEnd = pathEnd
         }
-        payloadStart = sharedPayload == nil ? Int32(truncatingIfNeeded: bytes.count) : -1
-        if sharedPayload == nil { bytes.append(contentsOf: payload) }
-        payloadEnd = Int32(truncatingIfNeeded: bytes.count)
-        self.sharedPayload = sharedPayload ?? []
+        if let payload {
+            payloadStart = Int32(truncatingIfNeeded: bytes.count)
+            bytes.append(contentsOf: payload)
+            payloadEnd = Int32(truncatingIfNeeded: bytes.count)
+        } else {
+            payloadStart = -1
+            payloadEnd = -1
+        }
         self.row = row
         self.bytes = bytes
         self.headers = headers
@@ -109,7 +111,7 @@ final class Job: @unchecked Sendable {
     /// Every stored property, the bytes copied: a property added to `Job` must be carried here too.
     private convenience init(copyingBytesOf job: Job) {
         self.init(row: job.row, pathToken: job.pathToken, inputToken: job.sharesPathToken ? nil : job.deviceToken,
-                  payload: job.payload, sharedPayload: job.payloadIsInBytes ? nil : job.sharedPayload, headers: job.headers)
+                  payload: job.payloadIsInBytes ? job.bytes[job.payloadRange] : nil, headers: job.headers)
         attempts = job.attempts
         retriedAfterConnectionLoss = job.retriedAfterConnectionLoss
         avoidConnection = job.avoidConnection
@@ -127,7 +129,7 @@ final class Job: @unchecked Sendable {
     /// Where `pathToken` is in `bytes`: read through `bytes`, borrowed, it costs no retain.
     var pathTokenRange: Range<Int> { Int(pathStart)..<Int(pathEnd) }
 
-    /// The payload is in `bytes`, at `payloadRange` (not the run's shared one).
+    /// The payload is in `bytes`, at `payloadRange` (not the run's).
     var payloadIsInBytes: Bool { payloadStart >= 0 }
 
     /// Where the payload is in `bytes`, when `payloadIsInBytes`.
@@ -149,9 +151,9 @@ final class Job: @unchecked Sendable {
         return taken[Int(inputStart)..<Int(inputEnd)]
     }
 
-    /// The notification's body: in `bytes`, or the run's shared payload.
-    var payload: ArraySlice<UInt8> {
-        payloadIsInBytes ? bytes[payloadRange] : sharedPayload[...]
+    /// The notification's body: in `bytes`, or `runPayload` (the run's, which the caller holds).
+    func payload(runPayload: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        payloadIsInBytes ? bytes[payloadRange] : runPayload
     }
 
     /// This job with its token and payload in storage of their own, letting the CSV batch go.

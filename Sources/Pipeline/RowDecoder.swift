@@ -10,8 +10,6 @@ struct RowDecoder: Sendable {
     let defaults: HeaderValues
     let auth: AuthKind
     private let defaultPayload: ArraySlice<UInt8>
-    /// `defaultPayload`'s array, which the jobs of rows without a payload of their own share.
-    private let defaultPayloadBytes: [UInt8]
     /// The run's header values, checked once, for every row without header columns of its own
     /// (its job says `headers: nil`); nil when they are invalid, `runRejection` saying why.
     let runDefaultHeaders: RowHeaders?
@@ -27,8 +25,7 @@ struct RowDecoder: Sendable {
         self.defaults = defaults
         self.template = template
         self.auth = auth
-        defaultPayloadBytes = defaultPayload ?? []
-        self.defaultPayload = defaultPayloadBytes[...]
+        self.defaultPayload = (defaultPayload ?? [])[...]
         do {
             let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
             runDefaultHeaders = headers
@@ -42,6 +39,10 @@ struct RowDecoder: Sendable {
             defaultPayloadRejection = nil
         }
     }
+
+    /// The run's payload (`--payload-file`; empty without one), for the jobs whose payload is the
+    /// run's (`Job.payload(runPayload:)`).
+    var runPayload: ArraySlice<UInt8> { defaultPayload }
 
     /// A row's verdict. A rejection carries only its reason: the caller, which has the row, builds
     /// the record. A `RowResult` payload would make the enum many words wide, and every row,
@@ -130,12 +131,11 @@ struct RowDecoder: Sendable {
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
             guard uppercase else {
-                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: 0..<0,
-                                 sharedPayload: defaultPayloadBytes, headers: ownHeaders))
+                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: nil, headers: ownHeaders))
             }
             let token = storage[tokenRange]
-            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: [],
-                             sharedPayload: defaultPayloadBytes, headers: ownHeaders))
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: nil,
+                             headers: ownHeaders))
         }
     }
 

@@ -21,6 +21,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let group: CredentialGroup
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
+    /// The payload of jobs whose payload is the run's: the worker's own copy (one array for all was a contended count).
+    private let runPayload: [UInt8]
     let pool: ConnectionPool
     /// Where `counters` go about once a second (`WorkerRecording.swift`); `index` is this worker's slot there.
     let recorder: RunRecorder?
@@ -54,6 +56,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         control = self.group.control
         stop = self.group.stop
         runHeaders = shared.decoder.runDefaultHeaders
+        runPayload = Array(shared.decoder.runPayload)
         pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
@@ -245,13 +248,12 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        // The usual job: its token and payload are in one buffer, handed over as one reference.
-        let submitted = job.payloadIsInBytes
+        let submitted = job.payloadIsInBytes // The usual job: token and payload in one buffer, one reference.
             ? connection.submit(template: templates.template(for: headers), bytes: job.bytes, pathSuffix: job.pathTokenRange,
                                 body: job.payloadRange, headers: headers?.fields ?? [],
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
             : connection.submit(template: templates.template(for: headers), pathSuffix: job.pathToken,
-                                headers: headers?.fields ?? [], body: job.payload,
+                                headers: headers?.fields ?? [], body: job.payload(runPayload: runPayload[...]),
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
         guard submitted else { return false }
         if let sent = templates.sentIndex { job.sentToken = sent }

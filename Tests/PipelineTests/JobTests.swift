@@ -25,7 +25,7 @@ import Transport
         func base(_ slice: ArraySlice<UInt8>) -> UInt? {
             slice.withUnsafeBufferPointer { $0.baseAddress.map { UInt(bitPattern: $0) } }
         }
-        let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload)
+        let tokenBefore = base(retried.deviceToken), payloadBefore = base(retried.payload(runPayload: []))
         // Before: both point into the one batch buffer, the payload right after the token.
         #expect(payloadBefore == tokenBefore.map { $0 + UInt(Self.token.utf8.count) })
         retried.attempts = 2
@@ -34,13 +34,13 @@ import Transport
         let detached = retried.detached()
         #expect(String(decoding: detached.deviceToken, as: UTF8.self) == Self.token)
         #expect(String(decoding: detached.pathToken, as: UTF8.self) == Self.token)
-        #expect(String(decoding: detached.payload, as: UTF8.self) == "{}")
+        #expect(String(decoding: detached.payload(runPayload: []), as: UTF8.self) == "{}")
         #expect(detached.row == retried.row && detached.headers === retried.headers)
         #expect(detached.attempts == 2 && detached.retriedAfterConnectionLoss && detached.avoidConnection == 3,
                 "what happened so far comes along (a 503's retry still avoids its connection)")
         // After: neither is in the batch buffer any more.
         #expect(base(detached.deviceToken) != tokenBefore)
-        #expect(base(detached.payload) != payloadBefore)
+        #expect(base(detached.payload(runPayload: [])) != payloadBefore)
     }
 
     /// Tokens as given and in lowercase, payloads in the row or the run's: one buffer per job,
@@ -67,13 +67,15 @@ import Transport
         let expected = [(Self.token, "{}"), (upper, #"{"a":1}"#), (Self.token, #"{"d":1}"#), (upper, #"{"d":1}"#)]
         for (job, (given, payload)) in zip(jobs, expected) {
             for copy in [job, job.detached()] {
-                #expect(text(copy.deviceToken) == given && text(copy.pathToken) == Self.token && text(copy.payload) == payload,
+                #expect(text(copy.deviceToken) == given && text(copy.pathToken) == Self.token && text(copy.payload(runPayload: decoder.runPayload)) == payload,
                         "row \(job.row)")
             }
         }
         let storage = batch.storage.withUnsafeBufferPointer { $0.baseAddress }
         #expect(jobs[0].bytes.withUnsafeBufferPointer { $0.baseAddress } == storage, "the usual row keeps its batch's storage")
         #expect(jobs[2].bytes.withUnsafeBufferPointer { $0.baseAddress } == storage, "and so does one with the run's payload")
+        #expect(!jobs[2].payloadIsInBytes && !jobs[2].detached().payloadIsInBytes && !jobs[3].payloadIsInBytes,
+                "the run's payload is the workers', not the job's")
         #expect(jobs[0].detached().bytes.withUnsafeBufferPointer { $0.baseAddress } != storage)
     }
 
