@@ -37,6 +37,12 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         hexUTF8.withUnsafeBufferPointer { check(utf8: $0) }
     }
 
+    /// `check(hexUTF8:)` for the bytes at `range` of `utf8` (a CSV batch's storage), borrowed: a
+    /// slice would retain the buffer.
+    public static func check(hexUTF8 utf8: borrowing [UInt8], in range: Range<Int>) -> DeviceTokenError? {
+        utf8.withUnsafeBufferPointer { check(utf8: UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
     private static func check(utf8: UnsafeBufferPointer<UInt8>) -> DeviceTokenError? {
         if let offset = firstNonHexDigit(utf8) { return .notHex(offset: offset) }
         let digits = utf8.count

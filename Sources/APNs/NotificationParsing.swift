@@ -129,6 +129,12 @@ public struct NotificationHeaders: Sendable, Hashable {
         Notification.payloadRejection(payload, pushType: pushType)
     }
 
+    /// `payloadRejection(_:pushType:)` for the bytes at `range` of `bytes` (a CSV batch's storage),
+    /// borrowed: a slice would retain the buffer.
+    public static func payloadRejection(_ bytes: borrowing [UInt8], in range: Range<Int>, pushType: PushType) -> Rejection? {
+        bytes.withUnsafeBufferPointer { Notification.payloadRejection(UnsafeBufferPointer(rebasing: $0[range]), pushType: pushType) }
+    }
+
     /// The header fields a request with these values carries (besides `authorization`), in the order
     /// APNs documents them; `apns-priority` always (an absent one means 10, even for background).
     public var fields: [(name: String, value: String)] {

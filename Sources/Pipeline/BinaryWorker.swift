@@ -17,6 +17,8 @@ import Transport
 final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     let reactor: Reactor
     let shared: CampaignShared
+    /// The payload of jobs whose payload is the run's (`--payload-file`).
+    private var runPayload: ArraySlice<UInt8> { shared.decoder.runPayload }
     let stop: RunStop
     let runHeaders: RowHeaders?
     var links: [BinaryLink] = []
@@ -116,8 +118,8 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
             let identifier = link.append(job, at: now)
             let (expiration, priority) = wireValues(job)
             stream.appendOutput { out in
-                LegacyNotificationFrame.append(hexToken: job.pathToken, payload: job.payload, identifier: identifier,
-                                               expiration: expiration, priority: priority, to: &out)
+                LegacyNotificationFrame.append(hexToken: job.pathToken, payload: job.payload(runPayload: runPayload),
+                                               identifier: identifier, expiration: expiration, priority: priority, to: &out)
             }
             job.attempts += 1
             sent = true
@@ -133,7 +135,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     /// 2048 bytes at most.
     private func localRefusal(_ job: Job) -> String? {
         if job.pathToken.count != LegacyNotificationFrame.tokenBytes * 2 { return Reason.badDeviceToken.name }
-        if job.payload.count > LegacyNotificationFrame.payloadBytes { return Reason.payloadTooLarge.name }
+        if job.payload(runPayload: runPayload).count > LegacyNotificationFrame.payloadBytes { return Reason.payloadTooLarge.name }
         return nil
     }
 

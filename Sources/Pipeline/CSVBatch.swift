@@ -59,6 +59,8 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
     }
 
     /// Where the field is in `storage`: for a check that needs no slice (a slice retains the storage).
+    /// Inlined, as is the static form: a call was a retain and a release of `bounds` (two per row).
+    @inline(__always)
     func fieldRange(_ column: CSVColumn, at index: Int) -> Range<Int>? {
         Self.fieldRange(column, bounds: bounds, base: index * boundsPerRow)
     }
@@ -77,6 +79,7 @@ public struct CSVBatch: Sendable, RandomAccessCollection {
         return Int(bounds[base])..<Int(bounds[base + 1])
     }
 
+    @inline(__always)
     fileprivate static func fieldRange(_ column: CSVColumn, bounds: [Int32], base: Int) -> Range<Int>? {
         let start = bounds[base + 2 * column.rawValue]
         guard start >= 0 else { return nil }

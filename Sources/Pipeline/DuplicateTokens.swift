@@ -30,6 +30,21 @@ final class DuplicateTokens {
         defaultTopicHash = self.defaultTopic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
     }
 
+    /// `firstRow(of:token:topic:)` for a job's token, read in place from its bytes (a slice is a retain).
+    @inline(__always)
+    func firstRow(of job: Job, topic: ArraySlice<UInt8>?) -> Int? {
+        let tokenHash = job.bytes.withUnsafeBytes { DuplicateKeyHash.token(UnsafeRawBufferPointer(rebasing: $0[job.pathTokenRange])) }
+        let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash(topic))
+        guard let suspects else { return firstRowInHashes(of: job.row, hash: hash) }
+        guard suspects.contains(hash) else { return nil }
+        return firstRowExact(of: job.row, token: job.pathToken, topic: topic.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    private func topicHash(_ topic: ArraySlice<UInt8>?) -> UInt64 {
+        guard let topic, !topic.isEmpty else { return defaultTopicHash }
+        return topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
+    }
+
     /// The first row with `row`'s key, or nil when `row` is the first (it is then remembered).
     /// `token` is the lower-case token (`Job.pathToken`); `topic` the row's own topic field, if any.
     @inline(__always)

@@ -3,24 +3,34 @@ import APNs
 /// One row on its way through the sender: where its bytes are, its headers, and what happened to
 /// it so far.
 ///
-/// The token and payload are slices of the CSV batch the row came from (no copy per row); the
-/// headers are the row's own, or nil for the run's. A job waiting for a retry
-/// is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps a
-/// whole batch alive.
+/// The token and payload are ranges of one buffer, usually the storage of the CSV batch the row
+/// came from (no copy per row): one reference for both, so a row costs the batch's storage one
+/// retain and one release (an atomic each, on a line the reader and the reactor threads share),
+/// not one per slice. The headers are the row's own, or nil for the run's. A job waiting for a
+/// retry is replaced by a copy with bytes of its own (`detached()`), so a long backoff never keeps
+/// a whole batch alive.
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
 /// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
 /// it; it moves between threads only through `HandOffQueue`s.
 final class Job: @unchecked Sendable {
     let row: Int
-    /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
+    /// The buffer `pathToken`, `deviceToken` and (unless it is the run's) the payload are ranges of.
     ///
-    /// The bytes are constants (a retry that must let its batch go makes a `detached()` job), so
-    /// a request lends them from here: a `var` would be copied, a retain and release per request.
-    let pathToken: ArraySlice<UInt8>
-    /// The token as the input gave it, when that is not `pathToken` (uppercase hex).
-    private let inputToken: ArraySlice<UInt8>?
-    let payload: ArraySlice<UInt8>
+    /// Never changed but by `takeDeviceToken()`, the job's last use (a retry that must let its
+    /// batch go makes a `detached()` job instead), so a request lends its bytes from here.
+    @exclusivity(unchecked) private(set) var bytes: [UInt8]
+    // Offsets in `bytes`, 32 bits each: a batch's storage stays below 2 GiB (its bounds are Int32).
+    private let pathStart: Int32
+    private let pathEnd: Int32
+    /// The token as the input gave it: `pathToken`'s range unless that one is a lowercased copy.
+    private let inputStart: Int32
+    private let inputEnd: Int32
+    /// -1: the run's `--payload-file` payload, which the workers hold (`payload(runPayload:)`). A
+    /// reference to that one array, taken on the reader thread and dropped on a reactor thread,
+    /// would be two atomics per row on a line every thread changes.
+    private let payloadStart: Int32
+    private let payloadEnd: Int32
     /// The row's own header values; nil for the run's (`RowDecoder.runDefaultHeaders`), which
     /// the workers hold. A reference to that one shared object, taken on the reader thread and
     /// dropped on a reactor thread, would be two atomics per row on one contended cache line.
@@ -33,9 +43,10 @@ final class Job: @unchecked Sendable {
     /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
     /// refusal costs no attempt (the connection is replaced), any later one does.
     var refusedTokenUpdate = false
-    /// The provider token the latest request carried, to refresh only if it is still current.
-    /// Shared by reference: remembering it costs a row one retain, not a copy of four strings.
-    var sentToken: SentProviderToken?
+    /// The provider token the latest request carried, to refresh only if it is still current: its
+    /// index in its worker's `sentTokens` (nil once the job leaves that worker). An index, not a
+    /// reference: remembering a shared object cost a row a retain and a release.
+    var sentToken: UInt32?
     /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
     var group = 0
     /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
@@ -45,27 +56,62 @@ final class Job: @unchecked Sendable {
     /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
     var resentAfterUnrelatedKey = false
 
-    init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>,
+    /// A job whose token and payload are in `bytes` (a batch's storage): `pathToken` is the token
+    /// as `:path` carries it (lowercase), `inputToken` the token as given when that differs; a nil
+    /// `payload` is the run's.
+    init(row: Int, bytes: [UInt8], pathToken: Range<Int>, inputToken: Range<Int>? = nil, payload: Range<Int>?,
          headers: RowHeaders?) {
         self.row = row
-        if let lowercaseToken {
-            pathToken = lowercaseToken[...]
-            inputToken = deviceToken
+        self.bytes = bytes
+        pathStart = Int32(truncatingIfNeeded: pathToken.lowerBound)
+        pathEnd = Int32(truncatingIfNeeded: pathToken.upperBound)
+        inputStart = Int32(truncatingIfNeeded: (inputToken ?? pathToken).lowerBound)
+        inputEnd = Int32(truncatingIfNeeded: (inputToken ?? pathToken).upperBound)
+        payloadStart = payload.map { Int32(truncatingIfNeeded: $0.lowerBound) } ?? -1
+        payloadEnd = payload.map { Int32(truncatingIfNeeded: $0.upperBound) } ?? -1
+        self.headers = headers
+    }
+
+    /// A job with bytes of its own: the token (and `lowercaseToken`, when it is not already lowercase)
+    /// and the payload (nil: the run's) copied into one new buffer.
+    convenience init(row: Int, deviceToken: ArraySlice<UInt8>, lowercaseToken: [UInt8]?, payload: ArraySlice<UInt8>?,
+                     headers: RowHeaders?) {
+        self.init(row: row, pathToken: lowercaseToken?[...] ?? deviceToken,
+                  inputToken: lowercaseToken == nil ? nil : deviceToken, payload: payload, headers: headers)
+    }
+
+    private init(row: Int, pathToken: ArraySlice<UInt8>, inputToken: ArraySlice<UInt8>?, payload: ArraySlice<UInt8>?,
+                 headers: RowHeaders?) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pathToken.count + (inputToken?.count ?? 0) + (payload?.count ?? 0))
+        bytes.append(contentsOf: pathToken)
+        pathStart = 0
+        pathEnd = Int32(truncatingIfNeeded: bytes.count)
+        if let inputToken {
+            inputStart = pathEnd
+            bytes.append(contentsOf: inputToken)
+            inputEnd = Int32(truncatingIfNeeded: bytes.count)
         } else {
-            pathToken = deviceToken
-            inputToken = nil
+            inputStart = pathStart
+            inputEnd = pathEnd
         }
-        self.payload = payload
+        if let payload {
+            payloadStart = Int32(truncatingIfNeeded: bytes.count)
+            bytes.append(contentsOf: payload)
+            payloadEnd = Int32(truncatingIfNeeded: bytes.count)
+        } else {
+            payloadStart = -1
+            payloadEnd = -1
+        }
+        self.row = row
+        self.bytes = bytes
         self.headers = headers
     }
 
     /// Every stored property, the bytes copied: a property added to `Job` must be carried here too.
-    private init(copyingBytesOf job: Job) {
-        row = job.row
-        pathToken = Array(job.pathToken)[...]
-        inputToken = job.inputToken.map { Array($0)[...] }
-        payload = Array(job.payload)[...]
-        headers = job.headers
+    private convenience init(copyingBytesOf job: Job) {
+        self.init(row: job.row, pathToken: job.pathToken, inputToken: job.sharesPathToken ? nil : job.deviceToken,
+                  payload: job.payloadIsInBytes ? job.bytes[job.payloadRange] : nil, headers: job.headers)
         attempts = job.attempts
         retriedAfterConnectionLoss = job.retriedAfterConnectionLoss
         avoidConnection = job.avoidConnection
@@ -77,8 +123,38 @@ final class Job: @unchecked Sendable {
         resentAfterUnrelatedKey = job.resentAfterUnrelatedKey
     }
 
+    /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
+    var pathToken: ArraySlice<UInt8> { bytes[pathTokenRange] }
+
+    /// Where `pathToken` is in `bytes`: read through `bytes`, borrowed, it costs no retain.
+    var pathTokenRange: Range<Int> { Int(pathStart)..<Int(pathEnd) }
+
+    /// The payload is in `bytes`, at `payloadRange` (not the run's).
+    var payloadIsInBytes: Bool { payloadStart >= 0 }
+
+    /// Where the payload is in `bytes`, when `payloadIsInBytes`.
+    var payloadRange: Range<Int> { Int(payloadStart)..<Int(payloadEnd) }
+
+    /// The input gave the token as `:path` carries it (already lowercase).
+    private var sharesPathToken: Bool { inputStart == pathStart && inputEnd == pathEnd }
+
     /// Exactly as the input gave it, for the result log and the dead-token report.
-    var deviceToken: ArraySlice<UInt8> { inputToken ?? pathToken }
+    var deviceToken: ArraySlice<UInt8> { bytes[Int(inputStart)..<Int(inputEnd)] }
+
+    /// `deviceToken`, the slice taking over this job's reference to `bytes`: for the record of a
+    /// row that ends here, the job's last use (its bytes are gone after it). Making the record then
+    /// costs the batch's storage no retain and dropping the job no release, two atomics a row on a
+    /// count the reader and the other reactor threads change too.
+    func takeDeviceToken() -> ArraySlice<UInt8> {
+        var taken: [UInt8] = []
+        swap(&taken, &bytes)
+        return taken[Int(inputStart)..<Int(inputEnd)]
+    }
+
+    /// The notification's body: in `bytes`, or `runPayload` (the run's, which the caller holds).
+    func payload(runPayload: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        payloadIsInBytes ? bytes[payloadRange] : runPayload
+    }
 
     /// This job with its token and payload in storage of their own, letting the CSV batch go.
     func detached() -> Job {
@@ -101,11 +177,4 @@ final class Job: @unchecked Sendable {
     func record(stoppedBy cause: StopCause) -> RowResult {
         record(cause.outcomeForUnfinishedRows, reason: cause.reasonForUnfinishedRows)
     }
-}
-
-/// A provider token as the requests that carried it remember it (see `Job.sentToken`).
-final class SentProviderToken: Sendable {
-    let token: ProviderToken
-
-    init(_ token: ProviderToken) { self.token = token }
 }

@@ -33,10 +33,13 @@ final class Reader<Source: RowSource>: Sendable {
 
     func run() {
         let decoder = shared.decoder
-        let memo = RowHeadersMemo()
+        // Optional as `decode` takes it: wrapping it there was a retain and a release per row.
+        let memo: RowHeadersMemo? = RowHeadersMemo()
         let done = self.done
         let duplicates = self.duplicates?.value
         let shard = shared.configuration.shard
+        // Read for every row: through `shared` it was a retain and a release of the control each time.
+        let control = shared.control
         var rows = 0
         /// The last row number read (`rows` leaves out the rows a resumed run skips).
         var lastRow = 0
@@ -58,7 +61,7 @@ final class Reader<Source: RowSource>: Sendable {
                     if let done, done.contains(batch.number(at: index)) {
                         // A row recorded before a crash was seen: a later copy is still a duplicate.
                         if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
-                            _ = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index))
+                            _ = duplicates.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index))
                         }
                         continue
                     }
@@ -68,9 +71,8 @@ final class Reader<Source: RowSource>: Sendable {
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))
                     case .send(let job):
-                        if let duplicates,
-                           let first = duplicates.firstRow(of: job.row, token: job.pathToken,
-                                                           topic: DuplicateTokens.ownTopic(batch, at: index)) {
+                        // Chained, not bound by `if let`: a binding is a retain and a release per row.
+                        if let first = duplicates?.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index)) {
                             records.append(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: .rejected,
                                                      reason: DuplicateTokens.reason, duplicateOf: first))
                             continue
@@ -82,10 +84,10 @@ final class Reader<Source: RowSource>: Sendable {
                         }
                         // The flag is one atomic load; the cause behind it takes a lock, so only
                         // a stopping run reads it.
-                        if shared.control.isStopping {
+                        if control.isStopping {
                             records.append(shared.stop.record(job))
                         } else {
-                            jobs.append(job)
+                            jobs.append(consume job)
                         }
                     }
                 }

@@ -6,8 +6,9 @@ import Transport
 /// A worker keeps one and makes a new one when the token changes. Used on one reactor thread.
 final class RequestTemplates {
     let jwt: String?
-    /// The token itself, for the jobs that carry it (nil with certificate authentication).
-    let sent: SentProviderToken?
+    /// The token's index in the worker's `sentTokens`, for the jobs that carry it (`Job.sentToken`;
+    /// nil with certificate authentication).
+    let sentIndex: UInt32?
     let authorization: [H2Header]
     /// `authorization` only: rows with header columns of their own add theirs.
     let authorizationOnly: H2RequestTemplate
@@ -15,10 +16,16 @@ final class RequestTemplates {
     private var runDefault: H2RequestTemplate?
     private let runHeaders: RowHeaders?
 
-    init(token: ProviderToken?, runHeaders: RowHeaders?) {
+    /// `token` is added to `sentTokens`, the worker's list of every token its requests carried.
+    init(token: ProviderToken?, runHeaders: RowHeaders?, sentTokens: inout [ProviderToken]) {
         self.runHeaders = runHeaders
         jwt = token?.jwt
-        sent = token.map(SentProviderToken.init)
+        if let token {
+            sentTokens.append(token)
+            sentIndex = UInt32(truncatingIfNeeded: sentTokens.count - 1)
+        } else {
+            sentIndex = nil
+        }
         authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
         authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
     }

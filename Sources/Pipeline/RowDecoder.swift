@@ -40,6 +40,10 @@ struct RowDecoder: Sendable {
         }
     }
 
+    /// The run's payload (`--payload-file`; empty without one), for the jobs whose payload is the
+    /// run's (`Job.payload(runPayload:)`).
+    var runPayload: ArraySlice<UInt8> { defaultPayload }
+
     /// A row's verdict. A rejection carries only its reason: the caller, which has the row, builds
     /// the record. A `RowResult` payload would make the enum many words wide, and every row,
     /// `.send` ones included, would pay for returning and destroying it.
@@ -54,8 +58,8 @@ struct RowDecoder: Sendable {
     /// only for the slices its job keeps (token, payload).
     func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil) -> Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
-        let token = batch.field(.deviceToken, at: index) ?? []
-        if DeviceToken.check(hexUTF8: token) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
+        let tokenRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
+        if DeviceToken.check(hexUTF8: batch.storage, in: tokenRange) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
         let hasOwnHeaders = Self.headerColumns.contains { column in
             batch.fieldRange(column, at: index).map { !$0.isEmpty } ?? false
@@ -96,34 +100,61 @@ struct RowDecoder: Sendable {
             pushType = runPushType
         }
 
-        let payload: ArraySlice<UInt8>
-        if let field = batch.field(.payload, at: index), !field.isEmpty {
-            payload = field
-            if let rejection = NotificationHeaders.payloadRejection(field, pushType: pushType) {
+        let row = batch.number(at: index)
+        // The token's bytes are read from the batch in place; a slice is made only for a token
+        // that must be copied (uppercase) or a payload made here.
+        // One owned copy for the checks and the job: reading `batch.storage` at each use was a
+        // second retain and a release of the batch's storage per row.
+        let storage = batch.storage
+        let uppercase = Self.hasUppercase(storage, tokenRange)
+        if let range = batch.fieldRange(.payload, at: index), !range.isEmpty {
+            if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            // The usual row: one reference to the batch's storage for its token and payload.
+            guard uppercase else {
+                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders))
+            }
+            let token = storage[tokenRange]
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: storage[range],
+                             headers: ownHeaders))
         } else if let template {
-            payload = template.fill(batch, at: index)[...]
+            let token = storage[tokenRange]
+            let payload = template.fill(batch, at: index)[...]
             if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
+                             headers: ownHeaders))
         } else {
-            payload = defaultPayload
             let rejection = hasOwnHeaders
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
+            guard uppercase else {
+                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: nil, headers: ownHeaders))
+            }
+            let token = storage[tokenRange]
+            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: nil,
+                             headers: ownHeaders))
         }
-        return .send(Job(row: batch.number(at: index), deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
-                         headers: ownHeaders))
     }
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
     static func lowercased(_ token: ArraySlice<UInt8>) -> [UInt8]? {
+        guard token.withUnsafeBufferPointer(hasUppercase) else { return nil }
+        return token.map { $0 | 0x20 }
+    }
+
+    /// The hex token at `range` of `bytes` has an uppercase digit; read in place (a slice is a retain).
+    static func hasUppercase(_ bytes: borrowing [UInt8], _ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBufferPointer { hasUppercase(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
+    private static func hasUppercase(_ token: UnsafeBufferPointer<UInt8>) -> Bool {
         // Bytes already checked to be hex digits: 'A'...'F' are the only ones with 0x40 set and 0x20
         // clear. One pass of bit operations, no branch per byte.
         var uppercase: UInt8 = 0
         for byte in token { uppercase |= byte & ~(byte << 1) & 0x40 }
-        guard uppercase != 0 else { return nil }
-        return token.map { $0 | 0x20 }
+        return uppercase != 0
     }
 }

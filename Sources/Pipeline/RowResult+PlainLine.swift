@@ -42,20 +42,22 @@ extension RowResult {
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
                               retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
                               uniqueID: uniqueID)
-        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix) {
-            body(scalars, $0)
+        // The token goes in as a pointer, taken here: closures that captured the slice copied it,
+        // a retain and a release of the batch's storage (a count the reader and reactor threads change).
+        return deviceToken.withUnsafeBufferPointer { [reason, endpoint, apnsID] token in
+            Self.withLineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix) {
+                body(scalars, $0)
+            }
         }
     }
 
-    private static func withLineTexts<Result>(token: ArraySlice<UInt8>, reason: String?, endpoint: String?,
+    private static func withLineTexts<Result>(token: UnsafeBufferPointer<UInt8>, reason: String?, endpoint: String?,
                                               apnsID: InlineText?, suffix: UnsafeBufferPointer<UInt8>?,
                                               _ body: (LineTexts) -> Result) -> Result {
         withUTF8(of: reason) { reason in
             withUTF8(of: endpoint) { endpoint in
-                token.withUnsafeBufferPointer { token in
-                    withBytes(of: apnsID) { apnsID in
-                        body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
-                    }
+                withBytes(of: apnsID) { apnsID in
+                    body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
                 }
             }
         }

@@ -21,6 +21,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let group: CredentialGroup
     /// The headers of every job whose `headers` is nil.
     private let runHeaders: RowHeaders?
+    /// The payload of jobs whose payload is the run's: the worker's own copy (one array for all was a contended count).
+    private let runPayload: [UInt8]
     let pool: ConnectionPool
     /// Where `counters` go about once a second (`WorkerRecording.swift`); `index` is this worker's slot there.
     let recorder: RunRecorder?
@@ -40,6 +42,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
+    /// Every provider token this worker's requests carried, in order (`Job.sentToken` indexes it).
+    @exclusivity(unchecked) var sentTokens: [ProviderToken] = []
     /// `group.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
 
@@ -52,6 +56,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         control = self.group.control
         stop = self.group.stop
         runHeaders = shared.decoder.runDefaultHeaders
+        runPayload = Array(shared.decoder.runPayload)
         pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
@@ -232,7 +237,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// The current token's templates: made again only when the token changed.
     private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> RequestTemplates {
         if let templates, templates.jwt == token?.jwt { return templates }
-        let made = RequestTemplates(token: token, runHeaders: runHeaders)
+        let made = RequestTemplates(token: token, runHeaders: runHeaders, sentTokens: &sentTokens)
         templates = made
         return made
     }
@@ -240,16 +245,18 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// Sends `job`'s request, tagged for `inFlight`; the caller moves the job there when this
     /// returns true (nothing touches `inFlight` in between: `submit` calls no delegate method).
     private func submit(_ job: Job, on connection: ClientConnection, templates: RequestTemplates) -> Bool {
-        let headers = job.headers
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        let request = templates.request(for: headers)
-        guard connection.submit(template: request.template, pathSuffix: job.pathToken,
-                                headers: request.fields, body: job.payload,
-                                tag: inFlight.nextTag(row: job.row), submittedAt: now) else {
-            return false
-        }
-        if let sent = templates.sent { job.sentToken = sent }
+        let request = templates.request(for: job.headers)
+        let submitted = job.payloadIsInBytes // The usual job: token and payload in one buffer, one reference.
+            ? connection.submit(template: request.template, bytes: job.bytes, pathSuffix: job.pathTokenRange,
+                                body: job.payloadRange, headers: request.fields,
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now)
+            : connection.submit(template: request.template, pathSuffix: job.pathToken,
+                                headers: request.fields, body: job.payload(runPayload: runPayload[...]),
+                                tag: inFlight.nextTag(row: job.row), submittedAt: now)
+        guard submitted else { return false }
+        if let sent = templates.sentIndex { job.sentToken = sent }
         job.attempts += 1
         counters.requests += 1
         job.avoidConnection = -1
@@ -283,7 +290,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                moveToOtherEnvironment(job) {
                 break
             }
-            finish(RowResult(row: job.row, deviceToken: job.deviceToken, outcome: outcome, status: answer.status,
+            // The job's last use: its record takes over its bytes.
+            finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
                              reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),

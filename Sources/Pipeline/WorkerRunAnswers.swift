@@ -33,7 +33,7 @@ extension Worker {
         case .expiredProviderToken:
             counters.expiredProviderTokens += 1
             guard case .token(let source) = group.authentication, let sent = job.sentToken,
-                  case .clockSuspect(let age) = source.expired(sent.token) else { return false }
+                  case .clockSuspect(let age) = source.expired(sentTokens[Int(sent)]) else { return false }
             stopRun(.providerTokenRefusedAsExpired(ageSeconds: age), at: job, answer: answer,
                     reason: answer.reasonText, response: response, latency: latency, connection: connection)
             if !stopping { beginStopping() }

@@ -219,6 +219,22 @@ public final class ClientConnection {
         return true
     }
 
+    /// The one-buffer form of `submit` (see `H2ClientSession.submit(template:bytes:pathSuffix:body:headers:tag:submittedAt:)`).
+    /// `template` and `bytes` move into the request's stream.
+    public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
+                       body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64) -> Bool {
+        guard phase == .ready, let h2 else { return false }
+        let wasIdle = h2.inFlightCount == 0
+        do {
+            try h2.submit(template: consume template, bytes: consume bytes, pathSuffix: pathSuffix, body: body,
+                          headers: headers, tag: tag, submittedAt: submittedAt)
+        } catch {
+            return false
+        }
+        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
+        return true
+    }
+
     private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
         guard phase == .ready, let h2 else { return false }
         let wasIdle = h2.inFlightCount == 0

@@ -40,6 +40,22 @@ extension H2ClientSession {
         return try submitFilledHeaders(body: consume body, tag: tag, submittedAt: submittedAt, template: consume template)
     }
 
+    /// `submit(template:pathSuffix:headers:body:tag:submittedAt:)` with the path suffix and the body
+    /// as ranges of one buffer, which moves into the request's stream: a caller that holds both in
+    /// one buffer (a CSV batch's storage) hands over one reference, not two slices, each a retain
+    /// and a release on a line that other threads touch too.
+    @discardableResult
+    public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
+                       body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+        guard session != nil else { throw .terminated }
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
+        precondition(pathSuffix.lowerBound >= 0 && pathSuffix.upperBound <= bytes.count, "H2ClientSession: path suffix out of bounds")
+        bytes.withUnsafeBytes { buffer in
+            fillHeaderBlock(template: template, pathSuffix: UnsafeRawBufferPointer(rebasing: buffer[pathSuffix]), headers: headers)
+        }
+        return try submitFilledHeaders(body: (consume bytes)[body], tag: tag, submittedAt: submittedAt, template: consume template)
+    }
+
     private func submitFilledHeaders(body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64,
                                      template: consuming H2RequestTemplate? = nil) throws(H2Error) -> Int32 {
         guard let session else { throw .terminated }
@@ -67,9 +83,13 @@ extension H2ClientSession {
     }
 
     private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header]) {
+        pathSuffix.withUnsafeBytes { fillHeaderBlock(template: template, pathSuffix: $0, headers: headers) }
+    }
+
+    private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix suffix: UnsafeRawBufferPointer, headers: [H2Header]) {
         // Only `:path` and the row's own headers are copied into the block (and by nghttp2); the
         // other fields point at static text, the template and `authorityStorage`, uncopied.
-        let byteCount = 5 + template.pathPrefix.count + pathSuffix.count + H2HeaderBlock.byteCount(headers)
+        let byteCount = 5 + template.pathPrefix.count + suffix.count + H2HeaderBlock.byteCount(headers)
         headerBlock.reset(fieldCount: 4 + template.fieldCount + headers.count, byteCount: byteCount)
         headerBlock.appendUncopied(name: ":method", value: template.method, neverIndexed: false)
         headerBlock.appendUncopied(name: ":scheme", value: UnsafeBufferPointer(start: Self.https.utf8Start,
@@ -77,11 +97,8 @@ extension H2ClientSession {
                                    neverIndexed: false)
         headerBlock.appendUncopied(name: ":authority", value: UnsafeBufferPointer(authorityStorage), neverIndexed: false)
         template.pathPrefix.withUnsafeBytes { prefix in
-            pathSuffix.withUnsafeBytes { suffix in
-                StaticString(":path").withUTF8Buffer { name in
-                    headerBlock.append(name: UnsafeRawBufferPointer(name), value: prefix, valueSuffix: suffix,
-                                       neverIndexed: true)
-                }
+            StaticString(":path").withUTF8Buffer { name in
+                headerBlock.append(name: UnsafeRawBufferPointer(name), value: prefix, valueSuffix: suffix, neverIndexed: true)
             }
         }
         headerBlock.append(template, notFirst: hasSubmitted)

@@ -15,7 +15,8 @@ import Transport
     }
 
     @Test func aSharedHeaderSetBecomesATemplateOnItsSecondRowWithTheSameFields() {
-        let templates = RequestTemplates(token: nil, runHeaders: Self.headers("com.example.run"))
+        var sent: [ProviderToken] = []
+        let templates = RequestTemplates(token: nil, runHeaders: Self.headers("com.example.run"), sentTokens: &sent)
         let shared = Self.headers("com.example.one", collapseID: "c1")
         let first = templates.request(for: shared)
         #expect(first.fields == shared.fields, "a set seen once goes as the row's own fields")
@@ -27,7 +28,8 @@ import Transport
     }
 
     @Test func anotherSetWithEqualValuesIsNotMistakenForOneSeenBefore() {
-        let templates = RequestTemplates(token: nil, runHeaders: nil)
+        var sent: [ProviderToken] = []
+        let templates = RequestTemplates(token: nil, runHeaders: nil, sentTokens: &sent)
         let one = Self.headers("com.example.one")
         _ = templates.request(for: one)
         _ = templates.request(for: one)
@@ -39,7 +41,8 @@ import Transport
 
     @Test func theRunsHeadersGoInTheRunsTemplate() {
         let run = Self.headers("com.example.run")
-        let templates = RequestTemplates(token: nil, runHeaders: run)
+        var sent: [ProviderToken] = []
+        let templates = RequestTemplates(token: nil, runHeaders: run, sentTokens: &sent)
         let request = templates.request(for: nil)
         #expect(request.fields.isEmpty)
         #expect(request.template.headers == run.fields)

@@ -31,8 +31,8 @@ import Transport
         let rows = try decoded("device_token,payload\n\(Self.token),{}\n\(Self.token.uppercased()),\"{\"\"a\"\":1}\"\n")
         let first = try #require(job(rows[0])), second = try #require(job(rows[1]))
         #expect(first.headers == nil && second.headers == nil, "the run's headers, which the workers hold")
-        #expect(String(decoding: first.payload, as: UTF8.self) == "{}")
-        #expect(String(decoding: second.payload, as: UTF8.self) == #"{"a":1}"#)
+        #expect(String(decoding: first.payload(runPayload: []), as: UTF8.self) == "{}")
+        #expect(String(decoding: second.payload(runPayload: []), as: UTF8.self) == #"{"a":1}"#)
         // The result log keeps the token as given; :path carries it in lowercase.
         #expect(String(decoding: second.deviceToken, as: UTF8.self) == Self.token.uppercased())
         #expect(String(decoding: second.pathToken, as: UTF8.self) == Self.token)

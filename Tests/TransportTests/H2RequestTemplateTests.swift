@@ -29,6 +29,23 @@ import Transport
         #expect(response.apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
     }
 
+    /// The one-buffer form: the path suffix and the body are ranges of one array, which goes to the
+    /// stream whole; the request is the same as the slices' form makes.
+    @Test func aRequestFromRangesOfOneBufferCarriesThoseBytes() throws {
+        let pair = try H2TestPair()
+        pair.answer = { _ in .init(status: 200) }
+        try pair.pump()
+        let row = Array("xx0123abcdyy{\"aps\":{}}zz".utf8)
+        try pair.client.submit(template: Self.template, bytes: row, pathSuffix: 2..<10, body: 12..<22,
+                               headers: [H2Header("apns-collapse-id", "c1")], tag: 6, submittedAt: 11)
+        try pair.pump()
+        let request = try #require(pair.requests.first)
+        #expect(request.path == "/3/device/0123abcd")
+        #expect(request.fields.map(\.name).last == "apns-collapse-id")
+        #expect(String(decoding: request.body, as: UTF8.self) == #"{"aps":{}}"#)
+        #expect(pair.responses.first?.tag == 6 && pair.responses.first?.submittedAt == 11)
+    }
+
     /// A body longer than a DATA frame is read from its slice in several steps, each from where
     /// the last stopped, and ends the stream exactly at its end.
     @Test func aBodyLongerThanOneFrameArrivesWhole() throws {
