@@ -118,9 +118,13 @@ import Testing
     }
 
     @Test func aCampaignStoppedBySigtermIsFinishedByResumeWhichResendsItsAbortedRows() throws {
-        let rows = 20_000
+        // Still running when the signal comes at 0.8 s in this build's time: in a sanitized build
+        // (time stretched, the binary nearer the mock's latency bound than the delay) more rows at a
+        // longer latency, so that the run cannot end first.
+        let scale = Int(TestTime.scale.rounded(.up))
+        let rows = 20_000 * scale
         let rig = try Rig(rows: rows, unregisteredRate: 0.02, seed: 19)
-        let mock = try rig.mock(["--latency-ms", "2"])
+        let mock = try rig.mock(["--latency-ms", "\(2 * scale)"])
         let out = rig.scratch.path("out-sigterm")
         let stopped = try rig.sendInterrupted(mock, out: out, after: 0.8, signal: SIGTERM)
         try #require(stopped.terminationStatus == 2, "the first run was stopped")
