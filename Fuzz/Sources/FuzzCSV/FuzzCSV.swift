@@ -115,7 +115,7 @@ func read(_ path: String, chunkSize: Int, requiresTopic: Bool, defaultPayload: [
 
 func verdict(_ decoded: RowDecoder.Decoded) -> String {
     switch decoded {
-    case .send(let job): "send \(job.deviceToken.count)-byte token, \(job.payload.count)-byte payload"
+    case .send(let job): "send \(job.deviceToken.count)-byte token, \(job.payload(runPayload: []).count)-byte payload"
     case .rejected(let reason): "rejected: \(reason)"
     }
 }
