@@ -223,8 +223,8 @@ public final class Campaign: Sendable {
         for (_, handle) in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
         }
-        // A moment for the GOAWAY frames to leave; stopping a reactor aborts whatever is left.
-        Thread.sleep(forTimeInterval: 0.05)
+        // Each connection closes once its GOAWAY is written; stopping a reactor aborts what is left.
+        shared.waitForConnectionsToClose(timeoutSeconds: 0.05)
         var stopped = Set<ObjectIdentifier>()
         for (_, handle) in workers where stopped.insert(ObjectIdentifier(handle.reactor)).inserted {
             handle.reactor.stop()

@@ -93,6 +93,12 @@ final class CampaignShared: Sendable {
         readyConnections.subtract(1, ordering: .relaxed)
     }
 
+    /// Returns once no connection is ready (each closed after its goodbye), or after `timeoutSeconds`.
+    func waitForConnectionsToClose(timeoutSeconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeoutSeconds * 1000))
+        while readyConnectionCount > 0 && ContinuousClock.now < deadline { usleep(500) }
+    }
+
     /// A failed connect. TLS verification or ALPN failing, or a server that does not speak TLS, on
     /// an endpoint that never worked is a configuration error: retrying cannot fix a CA file or a
     /// port. On every endpoint, the run stops at once; on some, the endpoint is dropped with a
