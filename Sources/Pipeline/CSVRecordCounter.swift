@@ -27,6 +27,17 @@ struct CSVRecordCounter {
     /// Told where each token and topic field lies, when the run looks for duplicate tokens.
     var duplicates: DuplicateTokensScan?
 
+    /// `startsAfterHeader`: the text starts at a record after the header (the second half of a
+    /// file, `PrescanHalves`): `records` then counts the header as seen, and its first record is data.
+    init(startsAfterHeader: Bool = false) {
+        records = startsAfterHeader ? 1 : 0
+    }
+
+    /// Whether the text so far ends between records (a line break outside quotes, or nothing yet).
+    var isBetweenRecords: Bool {
+        if case .rowNotBegun = state { true } else { false }
+    }
+
     mutating func scan(_ bytes: UnsafeRawBufferPointer) {
         guard !isSuspicious, let raw = bytes.baseAddress else { return }
         if memchr(raw, 0, bytes.count) != nil {

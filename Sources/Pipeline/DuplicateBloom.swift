@@ -10,7 +10,8 @@ import Glibc
 /// rejection): while it lives, the prescan's RSS is ~30 MiB plus the filter, under send's own peak.
 ///
 /// Owns its memory (zeroed pages mapped on first touch: pages a small campaign never touches cost
-/// no RSS), unmapped in deinit, which is the prescan's end. Used by one thread.
+/// no RSS), unmapped in deinit, which is the prescan's end. Used by one thread, or by the two of a
+/// prescan in halves, each inserting only into its own half of the blocks (`half(of:)`).
 ///
 /// With `hugePages` (a campaign large enough to touch every page anyway) the filter asks for 2 MiB
 /// pages: with 4 KiB ones nearly every insert also missed the TLB, a page walk on top of the cache
@@ -51,6 +52,13 @@ final class DuplicateBloom {
     @inline(__always)
     private func block(_ hash: UInt64) -> UnsafeMutablePointer<UInt64> {
         words + Int(truncatingIfNeeded: ((hash & 0xFFFF_FFFF) &* blocks) >> 32) &* 8
+    }
+
+    /// Which half of the blocks holds the key's (0 or 1): the one thread that inserts it when two
+    /// share the filter, so that no block is ever written by both.
+    @inline(__always)
+    func half(of hash: UInt64) -> Int {
+        ((hash & 0xFFFF_FFFF) &* blocks) >> 32 >= blocks >> 1 ? 1 : 0
     }
 
     /// Starts fetching the key's block, so that an `insert` of it a few rows later finds it in cache.

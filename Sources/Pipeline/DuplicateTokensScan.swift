@@ -25,7 +25,11 @@ final class DuplicateTokensScan {
     // call into the runtime); this one is used by one thread, per field, and so spares that.
     /// Freed with the scan, when the prescan returns. A constant: binding an optional per row
     /// cost a retain and a release.
-    private let bloom: DuplicateBloom
+    let bloom: DuplicateBloom
+    /// With two scans sharing `bloom` (`PrescanHalves`), the half of it this one inserts into
+    /// (-1: all of it); a key of the other half goes to `othersKeys`, for the other scan to insert.
+    @exclusivity(unchecked) var ownHalf = -1
+    @exclusivity(unchecked) var othersKeys: [UInt64] = []
     @exclusivity(unchecked) private(set) var suspects: [UInt64] = []
     /// Set when the scan could not finish (a field over `captureLimit`): no suspects then.
     @exclusivity(unchecked) private(set) var incomplete = false
@@ -60,8 +64,9 @@ final class DuplicateTokensScan {
     ///   - findsDuplicates: false when the scan is made for `groups` alone (no filter then).
     ///   - groups: counts the credential groups' rows; left out (the caller counts otherwise)
     ///     when the header names `environment` or `key_id` twice.
+    ///   - sharing: another scan's filter, to share with it (`ownHalf` then splits the inserts).
     init(header: CSVHeader, defaultTopic: String?, bloomBytes: Int, hugePages: Bool = false, findsDuplicates: Bool = true,
-         groups: GroupRowTally? = nil) {
+         groups: GroupRowTally? = nil, sharing: DuplicateBloom? = nil) {
         tokenField = header.fieldIndex(.deviceToken) ?? -1
         topicField = header.fieldIndex(.topic) ?? -1
         let groupFields = groups == nil ? nil : GroupRowTally.fields(of: header)
@@ -71,7 +76,7 @@ final class DuplicateTokensScan {
         self.findsDuplicates = findsDuplicates
         let topic = Array((defaultTopic ?? "").utf8)
         defaultTopicHash = topic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
-        bloom = DuplicateBloom(bytes: findsDuplicates ? bloomBytes : 64, hugePages: hugePages && findsDuplicates)
+        bloom = sharing ?? DuplicateBloom(bytes: findsDuplicates ? bloomBytes : 64, hugePages: hugePages && findsDuplicates)
         token = .allocate(capacity: Self.captureLimit)
         self.topic = .allocate(capacity: Self.captureLimit)
         environment = .allocate(capacity: Self.captureLimit)
@@ -172,6 +177,10 @@ final class DuplicateTokensScan {
         let topicHash = topicCount == 0 ? defaultTopicHash
             : DuplicateKeyHash.topic(UnsafeRawBufferPointer(start: topic, count: topicCount))
         let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash)
+        if ownHalf >= 0 && bloom.half(of: hash) != ownHalf {
+            othersKeys.append(hash)
+            return
+        }
         bloom.prefetch(hash)
         if delayedCount == Self.insertDelay {
             insert(delayed[delayedHead])
@@ -180,6 +189,19 @@ final class DuplicateTokensScan {
         } else {
             delayed[(delayedHead + delayedCount) % Self.insertDelay] = hash
             delayedCount += 1
+        }
+    }
+
+    /// Inserts the keys the other scan found for this one's half (`othersKeys` of it), fetching
+    /// each block `insertDelay` keys ahead.
+    func insert(othersKeys keys: [UInt64]) {
+        guard findsDuplicates else { return }
+        keys.withUnsafeBufferPointer { keys in
+            for index in 0..<min(Self.insertDelay, keys.count) { bloom.prefetch(keys[index]) }
+            for index in keys.indices {
+                if index + Self.insertDelay < keys.count { bloom.prefetch(keys[index + Self.insertDelay]) }
+                insert(keys[index])
+            }
         }
     }
 
@@ -208,16 +230,25 @@ final class DuplicateTokensScan {
         return suspects
     }
 
+    /// Two scans' suspects (each sorted, each once) as one such list.
+    static func merge(_ first: [UInt64], _ second: [UInt64]) -> [UInt64] {
+        var merged = first + second
+        sortUnique(&merged)
+        return merged
+    }
+
     /// A key seen many times adds its hash as often: sorted and made unique, the array stays the
     /// size of the keys that repeat.
-    private func compact() {
-        suspects.sort()
+    private func compact() { Self.sortUnique(&suspects) }
+
+    private static func sortUnique(_ hashes: inout [UInt64]) {
+        hashes.sort()
         var kept = 0
-        for hash in suspects where kept == 0 || suspects[kept - 1] != hash {
-            suspects[kept] = hash
+        for hash in hashes where kept == 0 || hashes[kept - 1] != hash {
+            hashes[kept] = hash
             kept += 1
         }
-        suspects.removeSubrange(kept...)
+        hashes.removeSubrange(kept...)
     }
 
     @inline(__always)

@@ -24,6 +24,17 @@ final class GroupRowTally: @unchecked Sendable {
         self.defaultTopic = defaultTopic.map { Array($0.utf8) }
     }
 
+    private init(router: CredentialRouter, groups: Int, defaultTopic: [UInt8]?) {
+        self.router = router
+        rows = Array(repeating: 0, count: groups)
+        self.defaultTopic = defaultTopic
+    }
+
+    /// The same tally with nothing counted: each half of a prescan in halves counts its own.
+    func emptyCopy() -> GroupRowTally {
+        GroupRowTally(router: router, groups: rows.count, defaultTopic: defaultTopic)
+    }
+
     /// The fields of `header` holding the `environment` and `key_id` columns (-1: none), as the
     /// CSV source finds them (names trimmed, any case); nil when either is named twice, which
     /// the scan leaves to the source's own reading.
@@ -34,6 +45,12 @@ final class GroupRowTally: @unchecked Sendable {
         }
         guard let environment = field("environment"), let keyID = field("key_id") else { return nil }
         return (environment ?? -1, keyID ?? -1)
+    }
+
+    /// Adds the counts of `other` (the prescan's second half, `PrescanHalves`).
+    func add(_ other: GroupRowTally) {
+        for group in rows.indices { rows[group] += other.rows[group] }
+        missing.merge(other.missing, uniquingKeysWith: +)
     }
 
     /// One data row's captured fields (`topic` empty: the run's default topic).

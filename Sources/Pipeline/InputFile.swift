@@ -92,6 +92,16 @@ final class InputFile {
 
     deinit { if descriptor >= 0 { _ = close(descriptor) } }
 
+    /// Reads go on from `offset` of a plain, uncompressed regular file (the prescan's second half,
+    /// `PrescanHalves`); false for any other input, or when the seek fails.
+    func seek(to offset: Int) -> Bool {
+        guard !isStream, zstd == nil, descriptor >= 0 else { return false }
+        return lseek(descriptor, off_t(offset), SEEK_SET) == off_t(offset)
+    }
+
+    /// Whether the input is zstd-compressed (read decompressed).
+    var isCompressed: Bool { zstd != nil }
+
     /// Replaces `buffer`'s contents with up to `limit` bytes; returns false at the end of the file.
     /// Throws `.interrupted` when a stream's wait was cut short by `shouldStop`.
     func read(into buffer: inout [UInt8], limit: Int) throws(InputFileError) -> Bool {

@@ -41,15 +41,17 @@ public enum Prescan {
     /// the credential groups' rows into `groups` (complete only when the scan finished). The scan
     /// rides on the counting pass; where libcsv must look instead (`requiresTopic`), the counting
     /// pass is made after it for the scan alone. The suspects are nil when no scan could finish.
+    /// `halves`: when the counting pass is made by two threads (`PrescanHalves`).
     static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
-                    duplicates: DuplicateScanRequest?, groups: GroupRowTally? = nil) throws(InputFileError) -> PrescanResult {
+                    duplicates: DuplicateScanRequest?, groups: GroupRowTally? = nil,
+                    halves: PrescanHalves.Sizes = .standard) throws(InputFileError) -> PrescanResult {
         // The header is read once, in small chunks: libcsv parsed the whole first 256 KiB chunk for
         // it, twice a run: callgrind, Prescan.run of a 30k-row campaign 63.1 M -> 44.4 M instructions.
-        func scan(_ header: CSVHeader?) -> DuplicateTokensScan? {
+        func scan(_ header: CSVHeader?, groups: GroupRowTally? = groups, sharing bloom: DuplicateBloom? = nil) -> DuplicateTokensScan? {
             guard duplicates != nil || groups != nil, let header else { return nil }
             return DuplicateTokensScan(header: header, defaultTopic: duplicates?.defaultTopic, bloomBytes: duplicates?.bloomBytes ?? 64,
                                        hugePages: duplicates != nil && fileSize(path) >= hugePageInputBytes,
-                                       findsDuplicates: duplicates != nil, groups: groups)
+                                       findsDuplicates: duplicates != nil, groups: groups, sharing: bloom)
         }
         /// The suspects (nil when no duplicate scan was asked for); marks `groups` complete.
         func finish(_ scan: DuplicateTokensScan?) -> [UInt64]? {
@@ -64,6 +66,29 @@ public enum Prescan {
             return result
         }
         let knownHeader = try? readHeader(path: path, chunkSize: min(chunkSize, headerChunkSize))
+        if let knownHeader, PrescanHalves.applies(path: path, sizes: halves) {
+            // Each half counts its own groups, added to `groups` only when the halves agreed.
+            let first = scan(knownHeader, groups: groups?.emptyCopy())
+            let second = first.flatMap { scan(knownHeader, groups: groups?.emptyCopy(), sharing: $0.bloom) }
+            let scans = first.flatMap { first in second.map { (first, $0) } }
+            switch PrescanHalves.count(path: path, chunkSize: chunkSize, roundBytes: halves.roundBytes, scans: scans) {
+            case .counted(let records)?:
+                var result = PrescanResult(rows: max(0, records - 1), header: knownHeader)
+                if let first, let second, let suspects = first.finish(), let others = second.finish() {
+                    if let groups, let counted = first.groups, let more = second.groups {
+                        groups.add(counted)
+                        groups.add(more)
+                        groups.isComplete = true
+                    }
+                    result.duplicateSuspects = duplicates == nil ? nil : DuplicateTokensScan.merge(suspects, others)
+                }
+                return result
+            case .suspicious?:
+                return try parseAll(path: path, chunkSize: chunkSize)
+            case nil:
+                break  // the one-thread pass below, with scans of its own
+            }
+        }
         let scan = scan(knownHeader)
         if let records = try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan) {
             // Not read above (an error in its chunk): read as before, to throw what libcsv says.
