@@ -53,6 +53,35 @@ import Testing
         #expect(reasons?["DuplicateToken"] == 3)
     }
 
+    /// A file of 16 MiB or more is prescanned by two threads, one a half (`PrescanHalves`): a token
+    /// of the first half copied into the second is a duplicate all the same.
+    @Test func copiesAcrossTheHalvesOfALargeFileAreDuplicates() throws {
+        let rig = try Rig(rows: 1)
+        let padding = String(repeating: "x", count: 3900)
+        let rows = 4400  // ~4 KiB each: over 16 MiB
+        let lines = (0..<rows).map { index in
+            let token = String(format: "%064x", index < rows / 2 || index % 40 != 0 ? index + 1 : index - rows / 2 + 1)
+            return "\(token),,\"{\"\"aps\"\":{\"\"alert\"\":\"\"\(index) \(padding)\"\"}}\""
+        }
+        let csv = try rig.scratch.write("large.csv", "device_token,topic,payload\n" + lines.joined(separator: "\n") + "\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: csv)[.size] as? Int ?? 0 >= 16 << 20)
+        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key)
+        let out = rig.scratch.path("out")
+        let result = try Binary.run(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out))
+        mock.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let run = CampaignRun(result: result, outDirectory: out)
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        let copies = (rows / 2..<rows).filter { $0 % 40 == 0 }
+        let byRow = Dictionary(uniqueKeysWithValues: try run.records.map { ($0["row"] as? Int ?? 0, $0) })
+        for index in copies {
+            #expect(byRow[index + 1]?["reason"] as? String == "DuplicateToken", "row \(index + 1)")
+            #expect(byRow[index + 1]?["duplicate_of"] as? Int == index - rows / 2 + 1, "row \(index + 1)")
+        }
+        #expect((try run.summary["by_reason"] as? [String: Int])?["DuplicateToken"] == copies.count)
+        #expect(try run.summary["delivered"] as? Int == rows - copies.count)
+    }
+
     @Test func allowDuplicatesFromTheCommandLineOrAJobFileSendsEveryRow() throws {
         let rig = try Rig(rows: 1)
         let (csv, token) = try Self.csv(rig)
