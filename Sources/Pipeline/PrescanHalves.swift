@@ -37,12 +37,12 @@ enum PrescanHalves {
         case suspicious
     }
 
-    /// Whether `path` is for two threads: a plain regular file of `sizes.minimumBytes` or more, on
-    /// a machine with two CPUs or more.
+    /// Whether `path` is for two threads: a plain regular file of `sizes.minimumBytes` or more, for
+    /// a process that may run on two cores or more (not under `taskset -c 1`, say).
     static func applies(path: String, sizes: Sizes) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= sizes.minimumBytes,
-              sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2, let file = try? InputFile(path: path) else { return false }
+              UsableCores.count() >= 2, let file = try? InputFile(path: path) else { return false }
         return !file.isCompressed
     }
 

@@ -272,18 +272,8 @@ struct SendSetup {
         return template
     }
 
-    /// Cores this process may run on: its affinity mask (taskset, a container's cpuset), which
-    /// `activeProcessorCount` ignores. More reactor threads than usable cores only adds context
-    /// switches (benchmarks/RESULTS.md). Falls back to the online processor count.
-    static func usableCores() -> Int {
-        let online = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
-        else { return online }
-        let mask = line.dropFirst("Cpus_allowed:".count)
-        let allowed = mask.reduce(0) { count, character in count + (character.hexDigitValue ?? 0).nonzeroBitCount }
-        return allowed > 0 ? min(allowed, online) : online
-    }
+    /// Cores this process may run on (`UsableCores`): one reactor thread each by default.
+    static func usableCores() -> Int { UsableCores.count() }
 
     static func defaultOutputDirectory() -> String {
         let formatter = DateFormatter()
