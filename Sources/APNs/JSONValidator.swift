@@ -26,8 +26,13 @@ public enum JSONValidator {
     }
 
     static func validate(buffer: UnsafeBufferPointer<UInt8>) -> JSONError? {
+        validate(buffer: buffer, using: NativeBlocks.self)
+    }
+
+    /// `validate(buffer:)` with the given block tests (the tests run both kinds).
+    static func validate<Blocks: ByteBlocks>(buffer: UnsafeBufferPointer<UInt8>, using _: Blocks.Type) -> JSONError? {
         withUnsafeTemporaryAllocation(of: Bool.self, capacity: Limits.jsonDepth) { stack in
-            var scanner = JSONScanner(bytes: buffer, isObject: stack)
+            var scanner = JSONScanner<Blocks>(bytes: buffer, isObject: stack)
             return scanner.run()
         }
     }
@@ -37,7 +42,7 @@ private enum ScanState {
     case value, valueOrArrayEnd, key, keyOrObjectEnd, colon, afterValue
 }
 
-private struct JSONScanner {
+private struct JSONScanner<Blocks: ByteBlocks> {
     let bytes: UnsafeBufferPointer<UInt8>
     let isObject: UnsafeMutableBufferPointer<Bool>
     var i = 0
@@ -144,13 +149,13 @@ private struct JSONScanner {
     @inline(__always)
     mutating func string() -> JSONError? {
         i &+= 1
-        // Keys and short values end in the next word: find that end here, without a call.
-        if bytes.count &- i >= 8, let base = UnsafeRawPointer(bytes.baseAddress) {
-            let flags = SWAR.plainTextStops(SWAR.load(base + i))
-            if flags == 0 {
-                i &+= 8
+        // Keys and short values end in the next block: find that end here, without a call.
+        if bytes.count &- i >= 16, let base = UnsafeRawPointer(bytes.baseAddress) {
+            let stops = Blocks.plainTextStops(Blocks.load(base + i))
+            if Blocks.isEmpty(stops) {
+                i &+= 16
             } else {
-                i &+= Self.firstFlagged(flags)
+                i &+= Blocks.first(stops)
                 if base.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "\"") {
                     i &+= 1
                     return nil
@@ -180,17 +185,16 @@ private struct JSONScanner {
     }
 
     /// Advances to the first byte that is not printable ASCII other than `"` and `\`, or to the
-    /// end. Plain ASCII is most of a payload, so it goes sixteen bytes at a time (two words, one
-    /// branch), then eight, then byte by byte for the last few bytes of the buffer.
+    /// end. Plain ASCII is most of a payload, so it goes a block (16 bytes) at a time, then a word
+    /// (8), then byte by byte for the last few bytes of the buffer.
     mutating func skipPlain() {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
         var k = i
         let end = bytes.count
         while end &- k >= 16 {
-            let low = SWAR.plainTextStops(SWAR.load(base + k))
-            let high = SWAR.plainTextStops(SWAR.load(base + (k &+ 8)))
-            if low | high != 0 {
-                i = k &+ (low != 0 ? Self.firstFlagged(low) : 8 &+ Self.firstFlagged(high))
+            let stops = Blocks.plainTextStops(Blocks.load(base + k))
+            if !Blocks.isEmpty(stops) {
+                i = k &+ Blocks.first(stops)
                 return
             }
             k &+= 16
@@ -198,7 +202,7 @@ private struct JSONScanner {
         if end &- k >= 8 {
             let word = SWAR.plainTextStops(SWAR.load(base + k))
             if word != 0 {
-                i = k &+ Self.firstFlagged(word)
+                i = k &+ word.trailingZeroBitCount &>> 3
                 return
             }
             k &+= 8
@@ -209,12 +213,6 @@ private struct JSONScanner {
             k &+= 1
         }
         i = k
-    }
-
-    /// The position in its word of the first byte `SWAR.plainTextStops` flagged.
-    @inline(__always)
-    static func firstFlagged(_ flags: UInt64) -> Int {
-        flags.trailingZeroBitCount &>> 3
     }
 
     mutating func escape() -> JSONError? {
