@@ -88,6 +88,8 @@ private struct JSONScanner<Blocks: ByteBlocks> {
                     if i < bytes.count && bytes[i] == UInt8(ascii: ":") {
                         i += 1
                         state = .value
+                        // And so, most often, does its value (no whitespace before it): started here.
+                        if i < bytes.count && bytes[i] > 0x20, let error = value(bytes[i], state: &state) { return error }
                     } else {
                         state = .colon
                     }
@@ -185,13 +187,24 @@ private struct JSONScanner<Blocks: ByteBlocks> {
     }
 
     /// Advances to the first byte that is not printable ASCII other than `"` and `\`, or to the
-    /// end. Plain ASCII is most of a payload, so it goes a block (16 bytes) at a time, then a word
-    /// (8), then byte by byte for the last few bytes of the buffer.
+    /// end. Plain ASCII is most of a payload, so it goes two blocks (32 bytes) a step with one
+    /// branch, then a block, a word (8 bytes), and byte by byte for the last few bytes of the buffer.
+    /// Inlined in `stringRest`, its one caller: a call each time cost more than its loop.
+    @inline(__always)
     mutating func skipPlain() {
         guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
         var k = i
         let end = bytes.count
-        while end &- k >= 16 {
+        while end &- k >= 32 {
+            let first = Blocks.plainTextStops(Blocks.load(base + k))
+            let second = Blocks.plainTextStops(Blocks.load(base + (k &+ 16)))
+            if !Blocks.isEmpty(Blocks.union(first, second)) {
+                i = k &+ (Blocks.isEmpty(first) ? 16 &+ Blocks.first(second) : Blocks.first(first))
+                return
+            }
+            k &+= 32
+        }
+        if end &- k >= 16 {
             let stops = Blocks.plainTextStops(Blocks.load(base + k))
             if !Blocks.isEmpty(stops) {
                 i = k &+ Blocks.first(stops)

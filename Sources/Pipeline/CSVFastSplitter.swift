@@ -120,44 +120,38 @@ final class CSVFastSplitter {
         // Room for the rest of the chunk and a last whole block: no check per step.
         if unescapedCapacity &- unescapedUsed < count &- start &+ 16 { growUnescaped(toHold: count &- start &+ 16) }
         let target = unescaped
+        // Byte `source` of the chunk is copied to `target + source + shift`: one less per `""`.
+        let noShift = unescapedUsed &- start
+        var shift = noShift
+        let lastBlock = count &- 16
         var source = start
-        var copied = unescapedUsed
-        var escapes = 0
         while true {
-            var at: Int
-            if count &- source >= 16 {
+            if source <= lastBlock {
                 let block = Blocks.load(raw + source)
-                Blocks.store(block, to: target + copied)
+                Blocks.store(block, to: target + (source &+ shift))
                 let quotes = Blocks.equal(block, 0x22)
                 if Blocks.isEmpty(quotes) {
                     source &+= 16
-                    copied &+= 16
                     continue
                 }
-                at = Blocks.first(quotes)
+                source &+= Blocks.first(quotes)
             } else {
-                at = 0
-                while source &+ at < count {
-                    let byte = raw.load(fromByteOffset: source &+ at, as: UInt8.self)
-                    target.storeBytes(of: byte, toByteOffset: copied &+ at, as: UInt8.self)
+                while source < count {
+                    let byte = raw.load(fromByteOffset: source, as: UInt8.self)
+                    target.storeBytes(of: byte, toByteOffset: source &+ shift, as: UInt8.self)
                     if byte == 0x22 { break }
-                    at &+= 1
+                    source &+= 1
                 }
             }
             // At a quote (stored already): the byte after it tells an escape from the field's end.
-            let after = source &+ at &+ 1
-            guard after < count else { return nil }
-            guard raw.load(fromByteOffset: after, as: UInt8.self) == 0x22 else {
-                source &+= at
-                copied &+= at
-                break
-            }
-            escapes &+= 1
-            source = after &+ 1
-            copied &+= at &+ 1
+            guard source &+ 1 < count else { return nil }
+            guard raw.load(fromByteOffset: source &+ 1, as: UInt8.self) == 0x22 else { break }
+            source &+= 2
+            shift &-= 1
         }
         guard source &- start <= CSVParser.maxFieldBytes else { return nil }
-        guard escapes > 0 else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        guard shift != noShift else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        let copied = source &+ shift
         let field = Span(start: unescapedUsed, end: copied, isUnescaped: true)
         unescapedUsed = copied
         return (field, source)
