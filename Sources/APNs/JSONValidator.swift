@@ -59,11 +59,18 @@ private struct JSONScanner<Blocks: ByteBlocks> {
         guard bytes[i] == UInt8(ascii: "{") else { return fail(.notAnObject) }
         var state = ScanState.value
         while true {
-            skipWhitespace()
             guard i < bytes.count else {
                 return state == .afterValue && depth == 0 ? nil : fail(.unexpectedEnd)
             }
-            let c = bytes[i]
+            var c = bytes[i]
+            // Whitespace is at most 0x20, and rare in a payload: skipped only where it may be.
+            if c <= 0x20 {
+                skipWhitespace()
+                guard i < bytes.count else {
+                    return state == .afterValue && depth == 0 ? nil : fail(.unexpectedEnd)
+                }
+                c = bytes[i]
+            }
             switch state {
             case .afterValue:
                 guard depth > 0 else { return fail(.trailingData) }
