@@ -174,7 +174,8 @@ private struct JSONScanner<Blocks: ByteBlocks> {
         return stringRest()
     }
 
-    /// Reads the rest of a string, from `i` to past its closing quote.
+    /// Reads the rest of a string, from `i` to past its closing quote. (Not inlined in `string`:
+    /// `run` then grew past what the optimizer inlines, and cost more.)
     mutating func stringRest() -> JSONError? {
         while true {
             skipPlain()
@@ -293,14 +294,15 @@ private struct JSONScanner<Blocks: ByteBlocks> {
         case 0xF4: continuation = 3; high = 0x8F  // above is past U+10FFFF
         default: return fail(.invalidUTF8)  // stray continuation, overlong C0/C1, F5...FF
         }
-        guard i + continuation < bytes.count else { return fail(.invalidUTF8) }
-        guard (low...high).contains(bytes[i + 1]) else { return fail(.invalidUTF8) }
+        guard i &+ continuation < bytes.count else { return fail(.invalidUTF8) }
+        let second = bytes[i &+ 1]
+        guard second >= low && second <= high else { return fail(.invalidUTF8) }
         var k = 2
         while k <= continuation {
-            guard (0x80...0xBF).contains(bytes[i + k]) else { return fail(.invalidUTF8) }
-            k += 1
+            guard bytes[i &+ k] & 0xC0 == 0x80 else { return fail(.invalidUTF8) }
+            k &+= 1
         }
-        i += continuation + 1
+        i &+= continuation &+ 1
         return nil
     }
 
