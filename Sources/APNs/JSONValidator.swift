@@ -79,8 +79,14 @@ private struct JSONScanner<Blocks: ByteBlocks> {
                     i += 1
                     state = inObject ? .key : .value
                 } else if c == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
-                    i += 1
-                    depth -= 1
+                    i &+= 1
+                    depth &-= 1
+                    // A payload ends in a run of closing brackets: taken here, not a turn each.
+                    while depth > 0 && i < bytes.count
+                        && bytes[i] == (isObject[depth &- 1] ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                        i &+= 1
+                        depth &-= 1
+                    }
                 } else {
                     return fail(.unexpectedByte)
                 }
