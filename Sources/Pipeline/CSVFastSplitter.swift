@@ -1,11 +1,11 @@
 import APNs
 
 /// `CSVParser`'s fast path: splits one record of a read chunk into its fields 16 bytes at a time
-/// (`ByteBlocks`: SSE2 on x86-64, SWAR elsewhere), where libcsv takes a state-machine step and a buffer check per byte. It reproduces
-/// what strict libcsv, with our options, makes of an ordinary record: leading and trailing spaces
-/// and tabs of an unquoted field dropped, a quoted field's quotes removed and its `""` unescaped,
-/// spaces and tabs after a closing quote ignored, CR and LF (and CR LF) ending a record, a quoted
-/// field free to span lines.
+/// (`ByteBlocks`: SSE2 on x86-64, SWAR elsewhere), where libcsv takes a state-machine step and a
+/// buffer check per byte. It reproduces what strict libcsv, with our options, makes of an
+/// ordinary record: leading and trailing spaces and tabs of an unquoted field dropped, a quoted
+/// field's quotes removed and its `""` unescaped, spaces and tabs after a closing quote ignored,
+/// CR and LF (and CR LF) ending a record, a quoted field free to span lines.
 ///
 /// Everything else it leaves to libcsv, which stays the reference (`CSVFastPathTests`, the
 /// `FuzzCSVFast` fuzzer): a record that strict libcsv refuses (a quote in an unquoted field, text
