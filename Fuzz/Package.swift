@@ -20,7 +20,7 @@ let package = Package(
         // CSVParseTranscript.swift is PipelineTests' own file (symlinked in): the differential test
         // and this fuzzer compare the fast path with libcsv the same way.
         .executableTarget(name: "FuzzCSVFast", dependencies: [
-            "FuzzSupport", .product(name: "Pipeline", package: "apns-bulk"),
+            "FuzzSupport", .product(name: "Pipeline", package: "apns-bulk"), .product(name: "APNs", package: "apns-bulk"),
         ]),
         .executableTarget(name: "FuzzJSON", dependencies: [
             "FuzzSupport", .product(name: "APNs", package: "apns-bulk"),

@@ -44,7 +44,13 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func check(utf8: UnsafeBufferPointer<UInt8>) -> DeviceTokenError? {
-        if let offset = firstNonHexDigit(utf8) { return .notHex(offset: offset) }
+        check(utf8: utf8, using: NativeBlocks.self)
+    }
+
+    /// `check(utf8:)` with the given block tests (the tests run both kinds).
+    @inline(__always)
+    static func check<Blocks: ByteBlocks>(utf8: UnsafeBufferPointer<UInt8>, using blocks: Blocks.Type) -> DeviceTokenError? {
+        if let offset = firstNonHexDigit(utf8, using: blocks) { return .notHex(offset: offset) }
         let digits = utf8.count
         if digits == 0 { return .empty }
         if digits % 2 != 0 { return .oddLength(hexDigits: digits) }
@@ -52,31 +58,48 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// Runs for every row of a campaign: 8 bytes per step (SWAR), the last step on the last 8
-    /// bytes even if it overlaps the one before (whose bytes are then tested twice). Nearly every
-    /// token is good, so the words' verdicts are gathered with no branch per word, and only a
-    /// bad token is walked again to find its first bad byte.
-    private static func firstNonHexDigit(_ utf8: UnsafeBufferPointer<UInt8>) -> Int? {
+    /// Runs for every row of a campaign, 16 bytes a step (`ByteBlocks`), the last step on the last
+    /// 16 bytes even if it overlaps the one before (whose bytes are then tested twice): a 64-digit
+    /// token is 4 blocks. Nearly every token is good, so the blocks' verdicts are gathered with no
+    /// branch per block, and only a bad token is walked again to find its first bad byte. Shorter
+    /// than a block: 8 bytes a step (`SWAR`), the same way.
+    static func firstNonHexDigit<Blocks: ByteBlocks>(_ utf8: UnsafeBufferPointer<UInt8>, using _: Blocks.Type) -> Int? {
         guard let base = utf8.baseAddress else { return nil }
         let count = utf8.count
-        guard count >= 8 else { return utf8.firstIndex { !isHexDigit($0) } }
-        var bad = SWAR.nonHexDigits(SWAR.load(base + (count &- 8)))
+        guard count >= 16 else { return firstNonHexDigitInWords(base, count: count) }
+        var bad = Blocks.nonHexDigits(Blocks.load(base + (count &- 16)))
         var index = 0
-        while count &- index > 8 {
-            bad |= SWAR.nonHexDigits(SWAR.load(base + index))
-            index &+= 8
+        while count &- index > 16 {
+            bad = Blocks.union(bad, Blocks.nonHexDigits(Blocks.load(base + index)))
+            index &+= 16
         }
-        guard bad != 0 else { return nil }
-        return firstNonHexDigitIn(base, count: count)
+        guard !Blocks.isEmpty(bad) else { return nil }
+        return firstNonHexDigitIn(base, count: count, using: Blocks.self)
     }
 
-    /// The offset of the first byte that is not a hex digit, in a text known to hold one.
+    /// The offset of the first byte that is not a hex digit, in a text of 16 bytes or more known
+    /// to hold one.
     @inline(never)
-    private static func firstNonHexDigitIn(_ base: UnsafePointer<UInt8>, count: Int) -> Int? {
+    private static func firstNonHexDigitIn<Blocks: ByteBlocks>(_ base: UnsafePointer<UInt8>, count: Int, using _: Blocks.Type) -> Int? {
         var index = 0
         while true {
-            let bad = SWAR.nonHexDigits(SWAR.load(base + index))
-            if bad != 0 { return index &+ bad.trailingZeroBitCount &>> 3 }
+            let bad = Blocks.nonHexDigits(Blocks.load(base + index))
+            if !Blocks.isEmpty(bad) { return index &+ Blocks.first(bad) }
+            if index == count &- 16 { return nil }
+            index = min(index &+ 16, count &- 16)
+        }
+    }
+
+    /// `firstNonHexDigit` for a text shorter than a block.
+    private static func firstNonHexDigitInWords(_ base: UnsafePointer<UInt8>, count: Int) -> Int? {
+        guard count >= 8 else { return UnsafeBufferPointer(start: base, count: count).firstIndex { !isHexDigit($0) } }
+        var bad = SWAR.nonHexDigits(SWAR.load(base + (count &- 8)))
+        bad |= SWAR.nonHexDigits(SWAR.load(base))
+        guard bad != 0 else { return nil }
+        var index = 0
+        while true {
+            let word = SWAR.nonHexDigits(SWAR.load(base + index))
+            if word != 0 { return index &+ word.trailingZeroBitCount &>> 3 }
             if index == count &- 8 { return nil }
             index = min(index &+ 8, count &- 8)
         }

@@ -65,9 +65,9 @@ public enum SWAR {
 
     /// The bytes of `word` that are not hex digits (0-9, a-f, A-F). Each byte is tested on its own
     /// 7 low bits (adding at most 0x50 cannot carry out of a byte) and then refused if its top bit
-    /// is set. (Only `DeviceToken` uses it, in this module.)
-    @inline(__always)
-    static func nonHexDigits(_ word: UInt64) -> UInt64 {
+    /// is set.
+    @inlinable @inline(__always)
+    public static func nonHexDigits(_ word: UInt64) -> UInt64 {
         let low = word & 0x7F7F_7F7F_7F7F_7F7F
         let folded = low | 0x2020_2020_2020_2020
         // Top bit of `low + (0x80 - n)` set: the byte is at least n.

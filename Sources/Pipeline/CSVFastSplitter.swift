@@ -1,11 +1,11 @@
 import APNs
 
-/// `CSVParser`'s fast path: splits one record of a read chunk into its fields 8 bytes at a time
-/// (SWAR), where libcsv takes a state-machine step and a buffer check per byte. It reproduces
-/// what strict libcsv, with our options, makes of an ordinary record: leading and trailing spaces
-/// and tabs of an unquoted field dropped, a quoted field's quotes removed and its `""` unescaped,
-/// spaces and tabs after a closing quote ignored, CR and LF (and CR LF) ending a record, a quoted
-/// field free to span lines.
+/// `CSVParser`'s fast path: splits one record of a read chunk into its fields 16 bytes at a time
+/// (`ByteBlocks`: SSE2 on x86-64, SWAR elsewhere), where libcsv takes a state-machine step and a
+/// buffer check per byte. It reproduces what strict libcsv, with our options, makes of an
+/// ordinary record: leading and trailing spaces and tabs of an unquoted field dropped, a quoted
+/// field's quotes removed and its `""` unescaped, spaces and tabs after a closing quote ignored,
+/// CR and LF (and CR LF) ending a record, a quoted field free to span lines.
 ///
 /// Everything else it leaves to libcsv, which stays the reference (`CSVFastPathTests`, the
 /// `FuzzCSVFast` fuzzer): a record that strict libcsv refuses (a quote in an unquoted field, text
@@ -61,6 +61,12 @@ final class CSVFastSplitter {
     /// Splits the record starting at `start` (not a blank, see `skipBlanks`) into `spans`, and
     /// returns the offset after its CR or LF; nil leaves the record to libcsv.
     func split(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int? {
+        split(raw, from: start, count: count, using: NativeBlocks.self)
+    }
+
+    /// `split(_:from:count:)` with the given block tests (the tests run both kinds).
+    @inline(__always)
+    func split<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int, using _: Blocks.Type) -> Int? {
         let base = raw.assumingMemoryBound(to: UInt8.self)
         var index = start
         fieldCount = 0
@@ -71,7 +77,7 @@ final class CSVFastSplitter {
             let first = base[index]
             var next: Int
             if first == 0x22 {
-                guard let span = scanQuoted(raw, from: index &+ 1, count: count) else { return nil }
+                guard let span = scanQuoted(raw, from: index &+ 1, count: count, using: Blocks.self) else { return nil }
                 append(span.field)
                 next = span.closingQuote &+ 1
                 while next < count, base[next] == 0x20 || base[next] == 0x09 { next &+= 1 }
@@ -80,7 +86,7 @@ final class CSVFastSplitter {
                 append(Span(start: index, end: index, isUnescaped: false))
                 next = index
             } else {
-                next = Self.unquotedEnd(raw, from: index &+ 1, count: count)
+                next = Self.unquotedEnd(raw, from: index &+ 1, count: count, using: Blocks.self)
                 guard next < count else { return nil }
                 var end = next
                 while base[end &- 1] == 0x20 || base[end &- 1] == 0x09 { end &-= 1 }
@@ -102,55 +108,50 @@ final class CSVFastSplitter {
     }
 
     /// Scans a quoted field from `start` (after its opening quote) to its closing quote, copying it
-    /// 8 bytes a step into `unescaped` as it goes, each `""` as one quote: a word is stored whole,
-    /// and after a quote the copy goes on from the byte after it. Nil when the chunk ends first, or
-    /// the field is over the size limit.
+    /// a block (16 bytes) a step into `unescaped` as it goes, each `""` as one quote: a block is
+    /// stored whole, and after a quote the copy goes on from the byte after it. Nil when the chunk
+    /// ends first, or the field is over the size limit.
     ///
-    /// One flat loop, a word or a quote a step: a JSON payload holds a `""` every 15 bytes or so,
-    /// and leaving an inner word loop for each cost about 35 instructions an escape (callgrind).
+    /// One flat loop, a block or a quote a step: a JSON payload holds a `""` every 15 bytes or so,
+    /// and leaving an inner block loop for each cost about 35 instructions an escape (callgrind).
     @inline(__always)
-    private func scanQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> (field: Span, closingQuote: Int)? {
-        // Room for the rest of the chunk and a last whole word: no check per step.
-        if unescapedCapacity &- unescapedUsed < count &- start &+ 8 { growUnescaped(toHold: count &- start &+ 8) }
+    private func scanQuoted<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int,
+                                                using _: Blocks.Type) -> (field: Span, closingQuote: Int)? {
+        // Room for the rest of the chunk and a last whole block: no check per step.
+        if unescapedCapacity &- unescapedUsed < count &- start &+ 16 { growUnescaped(toHold: count &- start &+ 16) }
         let target = unescaped
+        // Byte `source` of the chunk is copied to `target + source + shift`: one less per `""`.
+        let noShift = unescapedUsed &- start
+        var shift = noShift
+        let lastBlock = count &- 16
         var source = start
-        var copied = unescapedUsed
-        var escapes = 0
         while true {
-            var at: Int
-            if count &- source >= 8 {
-                let word = SWAR.load(raw + source)
-                (target + copied).storeBytes(of: word.littleEndian, as: UInt64.self)
-                let quotes = SWAR.bytesEqual(word, 0x22)
-                if quotes == 0 {
-                    source &+= 8
-                    copied &+= 8
+            if source <= lastBlock {
+                let block = Blocks.load(raw + source)
+                Blocks.store(block, to: target + (source &+ shift))
+                let quotes = Blocks.equal(block, 0x22)
+                if Blocks.isEmpty(quotes) {
+                    source &+= 16
                     continue
                 }
-                at = quotes.trailingZeroBitCount &>> 3
+                source &+= Blocks.first(quotes)
             } else {
-                at = 0
-                while source &+ at < count {
-                    let byte = raw.load(fromByteOffset: source &+ at, as: UInt8.self)
-                    target.storeBytes(of: byte, toByteOffset: copied &+ at, as: UInt8.self)
+                while source < count {
+                    let byte = raw.load(fromByteOffset: source, as: UInt8.self)
+                    target.storeBytes(of: byte, toByteOffset: source &+ shift, as: UInt8.self)
                     if byte == 0x22 { break }
-                    at &+= 1
+                    source &+= 1
                 }
             }
             // At a quote (stored already): the byte after it tells an escape from the field's end.
-            let after = source &+ at &+ 1
-            guard after < count else { return nil }
-            guard raw.load(fromByteOffset: after, as: UInt8.self) == 0x22 else {
-                source &+= at
-                copied &+= at
-                break
-            }
-            escapes &+= 1
-            source = after &+ 1
-            copied &+= at &+ 1
+            guard source &+ 1 < count else { return nil }
+            guard raw.load(fromByteOffset: source &+ 1, as: UInt8.self) == 0x22 else { break }
+            source &+= 2
+            shift &-= 1
         }
         guard source &- start <= CSVParser.maxFieldBytes else { return nil }
-        guard escapes > 0 else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        guard shift != noShift else { return (Span(start: start, end: source, isUnescaped: false), source) }
+        let copied = source &+ shift
         let field = Span(start: unescapedUsed, end: copied, isUnescaped: true)
         unescapedUsed = copied
         return (field, source)
@@ -182,18 +183,31 @@ final class CSVFastSplitter {
         spanCapacity *= 2
     }
 
-    /// In an unquoted field, the offset of the first comma, CR, LF or quote, or `count`. A word
-    /// with no byte below `-` (hex digits, letters, digits) holds none of them.
+    /// In an unquoted field, the offset of the first comma, CR, LF or quote, or `count`. A block
+    /// with no byte below `-` (hex digits, letters, digits) holds none of them; the last few bytes
+    /// of the chunk go one at a time.
     @inline(__always)
-    static func unquotedEnd(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
+    static func unquotedEnd<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int,
+                                                using _: Blocks.Type) -> Int {
         var index = start
-        while true {
-            index = CSVRecordCounter.skipUnquoted(raw, from: index, count: count)
-            guard index < count else { return count }
+        while count &- index >= 16 {
+            let low = Blocks.atMost(Blocks.load(raw + index), 0x2C)
+            if Blocks.isEmpty(low) {
+                index &+= 16
+                continue
+            }
+            index &+= Blocks.first(low)
             switch raw.load(fromByteOffset: index, as: UInt8.self) {
             case 0x2C, 0x0A, 0x0D, 0x22: return index
             default: index &+= 1
             }
         }
+        while index < count {
+            switch raw.load(fromByteOffset: index, as: UInt8.self) {
+            case 0x2C, 0x0A, 0x0D, 0x22: return index
+            default: index &+= 1
+            }
+        }
+        return count
     }
 }

@@ -1,8 +1,9 @@
-import APNs
+@testable import APNs
 import Testing
 
-/// `DeviceToken.check` tests 8 bytes at a time; it must say exactly what a byte-by-byte check says:
-/// the first byte that is not a hex digit, else empty, odd length or too long.
+/// `DeviceToken.check` tests 16 bytes at a time (8 below that); it must say exactly what a
+/// byte-by-byte check says: the first byte that is not a hex digit, else empty, odd length or too
+/// long. Its SWAR path (`SWARBlocks`, other machines' and the one the tests compare) too.
 @Suite struct DeviceTokenCheckDifferentialTests {
     /// The check as it reads in words: one byte at a time.
     private func byteByByte(_ text: ArraySlice<UInt8>) -> DeviceTokenError? {
@@ -15,6 +16,11 @@ import Testing
         return nil
     }
 
+    /// The check with the portable blocks, which must agree with the native ones.
+    private func portable(_ text: ArraySlice<UInt8>) -> DeviceTokenError? {
+        text.withUnsafeBufferPointer { DeviceToken.check(utf8: $0, using: SWARBlocks.self) }
+    }
+
     private static let isHexDigit = (0...255).map { "0123456789abcdefABCDEF".utf8.contains(UInt8($0)) }
 
     private func digits(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
@@ -22,8 +28,9 @@ import Testing
         return (0..<count).map { _ in hexDigits[Int(random.next() % UInt64(hexDigits.count))] }
     }
 
-    /// Lengths below, at and around one word, the overlapping last word, a 32-byte token, the limit.
-    static let lengths = Array(1...25) + [63, 64, 65, 66, 200, 201, 202]
+    /// Lengths below, at and around one word and one block, the overlapping last word or block,
+    /// two and three blocks, a 32-byte token, the limit.
+    static let lengths = Array(1...25) + [31, 32, 33, 47, 48, 49, 63, 64, 65, 66, 200, 201, 202]
 
     @Test(arguments: lengths)
     func everyByteValueAtEveryOffsetIsJudgedAsByteByByte(length: Int) {
@@ -36,6 +43,7 @@ import Testing
                 text[offset] = value
                 let verdict = DeviceToken.check(hexUTF8: text[...])
                 if verdict != byteByByte(text[...]) { disagreements.append("\(value) at \(offset): \(String(describing: verdict))") }
+                if portable(text[...]) != verdict { disagreements.append("SWAR: \(value) at \(offset)") }
             }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
@@ -68,6 +76,7 @@ import Testing
             let verdict = DeviceToken.check(hexUTF8: text)
             if case .notHex = verdict { refused += 1 }
             if verdict != byteByByte(text) { disagreements.append("\(Array(text)): \(String(describing: verdict))") }
+            if portable(text) != verdict { disagreements.append("SWAR: \(Array(text))") }
         }
         #expect(disagreements.isEmpty, "\(disagreements.prefix(5))")
         #expect(refused > 5_000 && refused < 45_000)

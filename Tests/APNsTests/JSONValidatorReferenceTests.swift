@@ -1,4 +1,4 @@
-import APNs
+@testable import APNs
 import Testing
 
 /// xorshift64*: a fixed seed gives the same documents on every run.
@@ -29,10 +29,14 @@ private let interesting: [UInt8] = Array(#"{}[],:"\ 0123456789-+.eEtrufalsnu/bfn
     + [0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2,
        0xDF, 0xE0, 0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
 
+/// The validator (its native block tests, and the portable SWAR ones other machines use) against
+/// the reference.
 private func expectSameError(_ document: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
     let tuned = JSONValidator.validate(document)
     let reference = ReferenceJSONValidator.validate(document)
     #expect(tuned == reference, "\(document)", sourceLocation: sourceLocation)
+    let portable = document.withUnsafeBufferPointer { JSONValidator.validate(buffer: $0, using: SWARBlocks.self) }
+    #expect(portable == reference, "SWAR: \(document)", sourceLocation: sourceLocation)
 }
 
 @Suite struct JSONValidatorReferenceTests {
@@ -97,6 +101,26 @@ private func expectSameError(_ document: [UInt8], sourceLocation: SourceLocation
             let plain = (0..<count).map { _ in UInt8.random(in: 0x20...0x7E, using: &random) }
             expectSameError(Array(#"{"k":""#.utf8) + plain + Array(#""}"#.utf8))
             expectSameError(Array(#"{"k":""#.utf8) + plain)
+        }
+    }
+
+    /// Strings are skipped a block (16 bytes) at a time: a string's end, an escape, a control byte
+    /// or a UTF-8 sequence at each offset around one and two blocks, with the buffer ending right
+    /// after the string, a little later, or cutting it short (a tail shorter than a block).
+    @Test func stringStopsAroundBlockEdgesGiveTheReferenceError() {
+        let stops: [[UInt8]] = [[0x22], Array(#"\n"#.utf8), Array(#"\u00e9"#.utf8), [0x0A], [0x1F], [0x7F],
+                                Array("é".utf8), Array("😀".utf8), [0xC3], [0xFF], Array(#"\x"#.utf8)]
+        for keyLength in [0, 7, 15, 16, 17] {
+            let key = Array(String(repeating: "k", count: keyLength).utf8)
+            for offset in 0..<36 {
+                for stop in stops {
+                    let text = Array(repeating: UInt8(ascii: "a"), count: offset) + stop + Array("bcd".utf8)
+                    let document = Array(#"{""#.utf8) + key + Array(#"":""#.utf8) + text + Array(#""}"#.utf8)
+                    expectSameError(document)
+                    for cut in 1...min(20, document.count) { expectSameError(Array(document.dropLast(cut))) }
+                    expectSameError(document + Array("  \n".utf8))
+                }
+            }
         }
     }
 

@@ -58,12 +58,12 @@ import Testing
     }
 
     /// More fields than the splitter first has room for, several of them unescaped in one record.
-    /// The splitter copies a quoted field a word at a time and unescapes each `""` as it goes: a run
-    /// of 1 to 5 quotes at each offset of the field (every byte of a word and across words), before
+    /// The splitter copies a quoted field a block at a time and unescapes each `""` as it goes: a run
+    /// of 1 to 5 quotes at each offset of the field (every byte of a block and across blocks), before
     /// text or the field's end, gives libcsv's fields and errors.
     @Test func quoteRunsAtEveryAlignmentAreLibcsvs() {
         for run in 1...5 {
-            for offset in 0..<20 {
+            for offset in 0..<36 {
                 for tail in ["abcdefghijklmnopq\",b,c,d\n", "\",b,c,d\n", "\"\n"] {
                     let text = Array((Self.header + "t1,\"" + String(repeating: "p", count: offset)
                         + String(repeating: "\"", count: run) + tail + "t2,y,z,w\n").utf8)

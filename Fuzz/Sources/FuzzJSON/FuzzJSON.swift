@@ -1,9 +1,10 @@
-import APNs
+@testable import APNs
 import FuzzSupport
 
 /// The RFC 8259 validator every payload goes through, and the APNs error-body reader built on it.
 /// Besides not crashing: `isJSONObject` agrees with `validate` and the first byte, an error's offset
-/// lies within the input, and any body the reader accepts survives `encoded()` and a second read.
+/// lies within the input, any body the reader accepts survives `encoded()` and a second read, and
+/// the portable block tests (`SWARBlocks`, other machines' path) give the native verdict.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -11,6 +12,8 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let isObject = JSONValidator.isJSONObject(bytes)
     if isObject { fuzzCheck(error == nil, "isJSONObject accepted what validate refused: \(String(describing: error))") }
     if let error { fuzzCheck(error.offset >= 0 && error.offset <= size, "error offset \(error.offset) outside \(size) bytes") }
+    let portable = JSONValidator.validate(buffer: bytes, using: SWARBlocks.self)
+    fuzzCheck(portable == error, "SWAR blocks: \(String(describing: portable)), native: \(String(describing: error))")
 
     if let body = ErrorBody(decoding: bytes) {
         fuzzCheck(error == nil, "ErrorBody read a body the validator refuses")
