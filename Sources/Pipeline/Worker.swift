@@ -20,7 +20,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// The credential group whose rows and connections this worker has (the run's one, usually).
     let group: CredentialGroup
     /// The headers of every job whose `headers` is nil.
-    private let runHeaders: RowHeaders?
+    let runHeaders: RowHeaders?
     /// The payload of jobs whose payload is the run's: the worker's own copy (one array for all was a contended count).
     private let runPayload: [UInt8]
     let pool: ConnectionPool
@@ -32,6 +32,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     @exclusivity(unchecked) var finished: [RowResult] = []
+    /// Jobs whose rows ended here, on their way back to the reader (`JobPool`).
+    @exclusivity(unchecked) var spentJobs = SpentJobs()
     @exclusivity(unchecked) var retryPolicy: RetryPolicy
     @exclusivity(unchecked) private var waitingForWork = false
     /// The pool is started (a group other than the run's one opens it at its first row).
@@ -247,7 +249,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func submit(_ job: Job, on connection: ClientConnection, templates: RequestTemplates) -> Bool {
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        let request = templates.request(for: job.headers)
+        let request = job.withHeaders { templates.request(for: $0) }
         let submitted = job.payloadIsInBytes // The usual job: token and payload in one buffer, one reference.
             ? connection.submit(template: request.template, bytes: job.bytes, pathSuffix: job.pathTokenRange,
                                 body: job.payloadRange, headers: request.fields,
@@ -297,6 +299,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
                              lane: job.lane, fallbackFrom: job.fallbackFrom))
+            recycle(consume job)
         case .retry(let delay, let elsewhere):
             if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
@@ -313,11 +316,6 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         if control.isStopping && !stopping { beginStopping() }
         schedulePublish()
-    }
-
-    /// The job's `apns-expiration` (0 without one), from its own headers or the run's.
-    func expiration(of job: Job) -> Int64 {
-        if let own = job.headers { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 }
     }
 
     func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
