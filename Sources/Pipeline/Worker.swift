@@ -163,9 +163,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         if !settingsAccepted { settingsAccepted = group.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
         let refused = group.refusals.refused.load(ordering: .acquiring)
-        var permits = shared.pacer.map { $0.take(upTo: connection.freeStreamSlots, now: Reactor.monotonicNanoseconds()) } ?? .max
-        while permits > 0, connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
-              let job = nextJob(for: slot) {
+        // Asked once (two calls into nghttp2): each request submitted takes exactly one slot.
+        var free = connection.freeStreamSlots
+        var permits = shared.pacer.map { $0.take(upTo: free, now: Reactor.monotonicNanoseconds()) } ?? .max
+        while permits > 0, free > 0, window == .max || connection.inFlightCount < window, let job = nextJob(for: slot) {
             if refused != 0, abortIfRefused(job, refused: refused) { continue }
             guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
@@ -175,6 +176,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             inFlight.insert(consume job)
             submitted = true
             permits &-= 1
+            free &-= 1
         }
         if submitted { connection.flush() }
         if let pacer = shared.pacer { paced(pacer, unused: permits, on: connection) }
