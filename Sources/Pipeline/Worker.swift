@@ -296,7 +296,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             }
             // The job's last use: its record takes over its bytes.
             finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
-                             reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
+                             reason: answer.reasonText, apnsIDValue: response.apnsIDValue,
+                             hasAPNsID: response.hasAPNsID, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
