@@ -312,10 +312,16 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         let taken = Swift.min(max, count)
         guard taken > 0 else { return 0 }
         batch.reserveCapacity(batch.count + taken)
-        for _ in 0..<taken {
-            batch.append(ring[head].take())
-            head += 1
-            if head == capacity { head = 0 }
+        ring.withUnsafeMutableBufferPointer { ring in
+            let base = ring.baseAddress!
+            for _ in 0..<taken {
+                // Moved out and the slot set to nil by hand: `take()` on the array's element went
+                // through the optional's generic value witnesses (~150 instructions a record).
+                batch.append((base + head).move())
+                (base + head).initialize(to: nil)
+                head += 1
+                if head == capacity { head = 0 }
+            }
         }
         tookLocked(taken)
         return taken
