@@ -12,14 +12,16 @@ import APNs
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
 /// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
-/// it; it moves between threads only through `HandOffQueue`s.
+/// it; it moves between threads only through `HandOffQueue`s. Once its row is recorded it may go
+/// back to the reader for another row (`JobPool`, `reuse`), never while anything else holds it.
 final class Job: @unchecked Sendable {
     // The row's fields change only in `reuse` (a spent job taking a new row, `JobPool`).
     @exclusivity(unchecked) private(set) var row: Int
     /// The buffer `pathToken`, `deviceToken` and (unless it is the run's) the payload are ranges of.
     ///
     /// Never changed but by `takeDeviceToken()`, the job's last use (a retry that must let its
-    /// batch go makes a `detached()` job instead), so a request lends its bytes from here.
+    /// batch go makes a `detached()` job instead), and by `reuse` for a new row, so a request
+    /// lends its bytes from here.
     @exclusivity(unchecked) private(set) var bytes: [UInt8]
     // Offsets in `bytes`, 32 bits each: a batch's storage stays below 2 GiB (its bounds are Int32).
     @exclusivity(unchecked) private var pathStart: Int32
@@ -87,6 +89,7 @@ final class Job: @unchecked Sendable {
 
     /// This spent job (`SpentJobs.keep`: its bytes taken, its headers dropped) made the job of a new
     /// row, as `init(row:bytes:pathToken:payload:headers:)` makes one: every stored property set.
+    /// Only for a spent job: the headers it held were released by `spend()`.
     func reuse(row: Int, bytes: consuming [UInt8], pathToken: Range<Int>, payload: Range<Int>?, headers: RowHeaders?) {
         self.row = row
         self.bytes = bytes
