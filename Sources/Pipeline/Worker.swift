@@ -154,11 +154,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard !stopping, let connection = slot.connection, connection.state == .ready else { return }
         var submitted = false
         // Once per fill, not per row: `current` takes the token source's lock and reads the clock.
-        let token: ProviderToken? = if case .token(let source) = group.authentication {
-            source.current
-        } else {
-            nil
-        }
+        let token: ProviderToken? = if case .token(let source) = group.authentication { source.current } else { nil }
         let templates = templates(for: token, runHeaders: runHeaders)
         if !settingsAccepted { settingsAccepted = group.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
