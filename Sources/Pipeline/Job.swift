@@ -12,49 +12,64 @@ import APNs
 ///
 /// A job is in exactly one place at a time — the work queue, a worker's ready list, a retry
 /// timer, a worker's in-flight table (`InFlightJobs`) — and only the thread holding it touches
-/// it; it moves between threads only through `HandOffQueue`s.
+/// it; it moves between threads only through `HandOffQueue`s. Once its row is recorded it may go
+/// back to the reader for another row (`JobPool`, `reuse`), never while anything else holds it.
 final class Job: @unchecked Sendable {
-    let row: Int
+    // The row's fields change only in `reuse` (a spent job taking a new row, `JobPool`).
+    @exclusivity(unchecked) private(set) var row: Int
     /// The buffer `pathToken`, `deviceToken` and (unless it is the run's) the payload are ranges of.
     ///
     /// Never changed but by `takeDeviceToken()`, the job's last use (a retry that must let its
-    /// batch go makes a `detached()` job instead), so a request lends its bytes from here.
+    /// batch go makes a `detached()` job instead), and by `reuse` for a new row, so a request
+    /// lends its bytes from here.
     @exclusivity(unchecked) private(set) var bytes: [UInt8]
     // Offsets in `bytes`, 32 bits each: a batch's storage stays below 2 GiB (its bounds are Int32).
-    private let pathStart: Int32
-    private let pathEnd: Int32
+    @exclusivity(unchecked) private var pathStart: Int32
+    @exclusivity(unchecked) private var pathEnd: Int32
     /// The token as the input gave it: `pathToken`'s range unless that one is a lowercased copy.
-    private let inputStart: Int32
-    private let inputEnd: Int32
+    @exclusivity(unchecked) private var inputStart: Int32
+    @exclusivity(unchecked) private var inputEnd: Int32
     /// -1: the run's `--payload-file` payload, which the workers hold (`payload(runPayload:)`). A
     /// reference to that one array, taken on the reader thread and dropped on a reactor thread,
     /// would be two atomics per row on a line every thread changes.
-    private let payloadStart: Int32
-    private let payloadEnd: Int32
+    @exclusivity(unchecked) private var payloadStart: Int32
+    @exclusivity(unchecked) private var payloadEnd: Int32
     /// The row's own header values; nil for the run's (`RowDecoder.runDefaultHeaders`), which
     /// the workers hold. A reference to that one shared object, taken on the reader thread and
     /// dropped on a reactor thread, would be two atomics per row on one contended cache line.
-    let headers: RowHeaders?
+    ///
+    /// Held by hand (+1, released in `deinit` or `spend()`) so that `reuse` can change it while
+    /// the hot path still borrows it (`withHeaders`): a plain `var` is retained and released
+    /// around each read.
+    @exclusivity(unchecked) private var heldHeaders: Unmanaged<RowHeaders>?
+    var headers: RowHeaders? { heldHeaders?.takeUnretainedValue() }
+
+    /// `body` with the row's own headers (nil: the run's), borrowed: no retain and release.
+    @inline(__always)
+    func withHeaders<Result>(_ body: (RowHeaders?) -> Result) -> Result {
+        guard let heldHeaders else { return body(nil) }
+        return heldHeaders._withUnsafeGuaranteedRef { body($0) }
+    }
     /// Requests sent that APNs may have processed (not counting refused or unprocessed streams).
-    var attempts = 0
-    var retriedAfterConnectionLoss = false
+    @exclusivity(unchecked) var attempts = 0
+    @exclusivity(unchecked) var retriedAfterConnectionLoss = false
     /// The connection a retry should avoid (500/503), or -1.
-    var avoidConnection = -1
+    @exclusivity(unchecked) var avoidConnection = -1
     /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
     /// refusal costs no attempt (the connection is replaced), any later one does.
-    var refusedTokenUpdate = false
+    @exclusivity(unchecked) var refusedTokenUpdate = false
     /// The provider token the latest request carried, to refresh only if it is still current: its
     /// index in its worker's `sentTokens` (nil once the job leaves that worker). An index, not a
     /// reference: remembering a shared object cost a row a retain and a release.
-    var sentToken: UInt32?
+    @exclusivity(unchecked) var sentToken: UInt32?
     /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
-    var group = 0
+    @exclusivity(unchecked) var group = 0
     /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
-    var lane: UInt16 = 0
+    @exclusivity(unchecked) var lane: UInt16 = 0
     /// `RowResult.fallbackFrom`: the environment a BadDeviceToken moved it from (`--environment-fallback`).
-    var fallbackFrom: UInt8 = 0
+    @exclusivity(unchecked) var fallbackFrom: UInt8 = 0
     /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
-    var resentAfterUnrelatedKey = false
+    @exclusivity(unchecked) var resentAfterUnrelatedKey = false
 
     /// A job whose token and payload are in `bytes` (a batch's storage): `pathToken` is the token
     /// as `:path` carries it (lowercase), `inputToken` the token as given when that differs; a nil
@@ -69,7 +84,40 @@ final class Job: @unchecked Sendable {
         inputEnd = Int32(truncatingIfNeeded: (inputToken ?? pathToken).upperBound)
         payloadStart = payload.map { Int32(truncatingIfNeeded: $0.lowerBound) } ?? -1
         payloadEnd = payload.map { Int32(truncatingIfNeeded: $0.upperBound) } ?? -1
-        self.headers = headers
+        heldHeaders = headers.map { Unmanaged.passRetained($0) }
+    }
+
+    /// This spent job (`SpentJobs.keep`: its bytes taken, its headers dropped) made the job of a new
+    /// row, as `init(row:bytes:pathToken:payload:headers:)` makes one: every stored property set.
+    /// Only for a spent job: the headers it held were released by `spend()`.
+    func reuse(row: Int, bytes: consuming [UInt8], pathToken: Range<Int>, payload: Range<Int>?, headers: RowHeaders?) {
+        self.row = row
+        self.bytes = bytes
+        pathStart = Int32(truncatingIfNeeded: pathToken.lowerBound)
+        pathEnd = Int32(truncatingIfNeeded: pathToken.upperBound)
+        inputStart = pathStart
+        inputEnd = pathEnd
+        payloadStart = payload.map { Int32(truncatingIfNeeded: $0.lowerBound) } ?? -1
+        payloadEnd = payload.map { Int32(truncatingIfNeeded: $0.upperBound) } ?? -1
+        heldHeaders = headers.map { Unmanaged.passRetained($0) }
+        attempts = 0
+        retriedAfterConnectionLoss = false
+        avoidConnection = -1
+        refusedTokenUpdate = false
+        sentToken = nil
+        group = 0
+        lane = 0
+        fallbackFrom = 0
+        resentAfterUnrelatedKey = false
+    }
+
+    /// Ready for `JobPool`: holds no batch and no headers; false (unchanged) while its bytes are
+    /// still its own (a job not ended through `takeDeviceToken()`).
+    func spend() -> Bool {
+        guard bytes.isEmpty else { return false }
+        heldHeaders?.release()
+        heldHeaders = nil
+        return true
     }
 
     /// A job with bytes of its own: the token (and `lowercaseToken`, when it is not already lowercase)
@@ -105,7 +153,7 @@ final class Job: @unchecked Sendable {
         }
         self.row = row
         self.bytes = bytes
-        self.headers = headers
+        heldHeaders = headers.map { Unmanaged.passRetained($0) }
     }
 
     /// Every stored property, the bytes copied: a property added to `Job` must be carried here too.
@@ -122,6 +170,8 @@ final class Job: @unchecked Sendable {
         fallbackFrom = job.fallbackFrom
         resentAfterUnrelatedKey = job.resentAfterUnrelatedKey
     }
+
+    deinit { heldHeaders?.release() }
 
     /// The token as it goes in `:path` (lowercase hex); usually the input's own bytes.
     var pathToken: ArraySlice<UInt8> { bytes[pathTokenRange] }

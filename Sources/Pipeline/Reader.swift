@@ -35,6 +35,7 @@ final class Reader<Source: RowSource>: Sendable {
         let decoder = shared.decoder
         // Optional as `decode` takes it: wrapping it there was a retain and a release per row.
         let memo: RowHeadersMemo? = RowHeadersMemo()
+        let spares: JobSpares? = JobSpares(pool: decoder.jobPool)
         let done = self.done
         let duplicates = self.duplicates?.value
         let shard = shared.configuration.shard
@@ -66,7 +67,7 @@ final class Reader<Source: RowSource>: Sendable {
                         continue
                     }
                     rows += 1
-                    switch decoder.decode(batch, at: index, memo: memo) {
+                    switch decoder.decode(batch, at: index, memo: memo, spares: spares) {
                     case .rejected(let reason):
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))

@@ -20,6 +20,8 @@ struct RowDecoder: Sendable {
     private let defaultPayloadRejection: Rejection?
     /// `--payload-template`, for rows with an empty or absent `payload` field.
     private let template: BoundPayloadTemplate?
+    /// Spent jobs on their way from the workers back to the reader, for new rows (`JobPool`).
+    let jobPool = JobPool()
 
     init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind, template: BoundPayloadTemplate? = nil) {
         self.defaults = defaults
@@ -56,14 +58,18 @@ struct RowDecoder: Sendable {
 
     /// Row `index` of `batch`, read from the batch in place: the row pays a retain of the storage
     /// only for the slices its job keeps (token, payload).
-    func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil) -> Decoded {
+    /// `spares`: where a usual row's job comes from when one is spent (`JobPool`), else a new one.
+    func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil, spares: JobSpares? = nil) -> Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let tokenRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
         if DeviceToken.check(hexUTF8: batch.storage, in: tokenRange) != nil { return .rejected(reason: Reason.badDeviceToken.name) }
 
-        let hasOwnHeaders = Self.headerColumns.contains { column in
-            batch.fieldRange(column, at: index).map { !$0.isEmpty } ?? false
-        }
+        // Each column spelled out, not `headerColumns.contains`: the static array and the closure
+        // cost every row about as much as the six bounds it reads.
+        let hasOwnHeaders = Self.hasText(batch.fieldRange(.topic, at: index))
+            || Self.hasText(batch.fieldRange(.pushType, at: index)) || Self.hasText(batch.fieldRange(.priority, at: index))
+            || Self.hasText(batch.fieldRange(.expiration, at: index)) || Self.hasText(batch.fieldRange(.collapseID, at: index))
+            || Self.hasText(batch.fieldRange(.apnsID, at: index))
         let ownHeaders: RowHeaders?
         let pushType: PushType
         if hasOwnHeaders, let remembered = memo?.lookup(batch, at: index, columns: Self.headerColumns) {
@@ -113,7 +119,8 @@ struct RowDecoder: Sendable {
             }
             // The usual row: one reference to the batch's storage for its token and payload.
             guard uppercase else {
-                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders))
+                return .send(Self.job(spares, row: row, bytes: consume storage, pathToken: tokenRange, payload: range,
+                                      headers: ownHeaders))
             }
             let token = storage[tokenRange]
             return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: storage[range],
@@ -131,12 +138,28 @@ struct RowDecoder: Sendable {
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
             guard uppercase else {
-                return .send(Job(row: row, bytes: consume storage, pathToken: tokenRange, payload: nil, headers: ownHeaders))
+                return .send(Self.job(spares, row: row, bytes: consume storage, pathToken: tokenRange, payload: nil,
+                                      headers: ownHeaders))
             }
             let token = storage[tokenRange]
             return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: nil,
                              headers: ownHeaders))
         }
+    }
+
+    @inline(__always)
+    private static func hasText(_ range: Range<Int>?) -> Bool {
+        if let range { !range.isEmpty } else { false }
+    }
+
+    /// A spent job from `spares` made this row's, or a new one.
+    private static func job(_ spares: JobSpares?, row: Int, bytes: consuming [UInt8], pathToken: Range<Int>,
+                            payload: Range<Int>?, headers: RowHeaders?) -> Job {
+        guard let job = spares?.next() else {
+            return Job(row: row, bytes: bytes, pathToken: pathToken, payload: payload, headers: headers)
+        }
+        job.reuse(row: row, bytes: bytes, pathToken: pathToken, payload: payload, headers: headers)
+        return job
     }
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).

@@ -35,29 +35,30 @@ extension RowResult {
 
     /// Runs `body` with the record's numbers and its text as bytes. The fields go in as arguments,
     /// borrowed: a closure that read `self` would capture, and so copy, the whole record (its four
-    /// references) for every line.
+    /// references) for every line, and passing `self` itself copied it too.
     private borrowing func withLineTexts<Result>(suffix: UnsafeBufferPointer<UInt8>? = nil,
                                                  _ body: (Scalars, LineTexts) -> Result) -> Result {
         let scalars = Scalars(row: row, outcome: outcome, status: status, attempts: attempts,
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
                               retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
                               uniqueID: uniqueID)
-        // The token goes in as a pointer, taken here: closures that captured the slice copied it,
-        // a retain and a release of the batch's storage (a count the reader and reactor threads change).
-        return deviceToken.withUnsafeBufferPointer { [reason, endpoint, apnsID] token in
-            Self.withLineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix) {
-                body(scalars, $0)
-            }
-        }
+        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsIDValue,
+                                  hasAPNsID: hasAPNsID, suffix: suffix) { body(scalars, $0) }
     }
 
-    private static func withLineTexts<Result>(token: UnsafeBufferPointer<UInt8>, reason: String?, endpoint: String?,
-                                              apnsID: InlineText?, suffix: UnsafeBufferPointer<UInt8>?,
+    /// The record's text read in place, each field borrowed by the closures (a `borrowing`
+    /// parameter is never copied): capturing copies of them cost the apns-id's copy and
+    /// destruction (through its type's value witnesses, ~210 instructions a line).
+    private static func withLineTexts<Result>(token: borrowing ArraySlice<UInt8>, reason: borrowing String?,
+                                              endpoint: borrowing String?, apnsID: borrowing InlineText,
+                                              hasAPNsID: Bool, suffix: UnsafeBufferPointer<UInt8>?,
                                               _ body: (LineTexts) -> Result) -> Result {
-        withUTF8(of: reason) { reason in
-            withUTF8(of: endpoint) { endpoint in
-                withBytes(of: apnsID) { apnsID in
-                    body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
+        token.withUnsafeBufferPointer { token in
+            withUTF8(of: reason) { reason in
+                withUTF8(of: endpoint) { endpoint in
+                    withBytes(of: apnsID, present: hasAPNsID) { apnsID in
+                        body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
+                    }
                 }
             }
         }
@@ -72,8 +73,9 @@ extension RowResult {
         return contiguous.withUTF8 { body($0) }
     }
 
-    private static func withBytes<Result>(of text: InlineText?, _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
-        guard let text else { return body(nil) }
+    private static func withBytes<Result>(of text: borrowing InlineText, present: Bool,
+                                          _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
+        guard present else { return body(nil) }
         return text.withUnsafeBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
     }
 

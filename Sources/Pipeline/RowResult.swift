@@ -14,7 +14,12 @@ struct RowResult: Sendable {
     let outcome: Outcome
     let status: Int
     let reason: String?
-    let apnsID: InlineText?
+    /// APNs' `apns-id`: its text (empty without one) and whether there was one. Not an
+    /// `InlineText?`, which is copied and destroyed through the runtime's generic enum witnesses
+    /// (~100 instructions each, a few times a row).
+    let apnsIDValue: InlineText
+    let hasAPNsID: Bool
+    var apnsID: InlineText? { hasAPNsID ? apnsIDValue : nil }
     let attempts: Int
     let unregisteredAt: Int64?
     let latencyMs: Double?
@@ -37,12 +42,25 @@ struct RowResult: Sendable {
          apnsID: InlineText? = nil, attempts: Int = 0, unregisteredAt: Int64? = nil, latencyMs: Double? = nil,
          endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0,
          uniqueID: UUIDBytes? = nil, lane: UInt16 = 0, environmentCode: UInt8 = 0, fallbackFrom: UInt8 = 0) {
+        self.init(row: row, deviceToken: deviceToken, outcome: outcome, status: status, reason: reason,
+                  apnsIDValue: apnsID ?? InlineText(), hasAPNsID: apnsID != nil, attempts: attempts,
+                  unregisteredAt: unregisteredAt, latencyMs: latencyMs, endpoint: endpoint,
+                  retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf, uniqueID: uniqueID,
+                  lane: lane, environmentCode: environmentCode, fallbackFrom: fallbackFrom)
+    }
+
+    /// The apns-id as an answer holds it (`H2Response.apnsIDValue`, `hasAPNsID`).
+    init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int, reason: String?,
+         apnsIDValue: InlineText, hasAPNsID: Bool, attempts: Int, unregisteredAt: Int64?, latencyMs: Double?,
+         endpoint: String?, retriedAfterConnectionLoss: Bool, duplicateOf: Int = 0,
+         uniqueID: UUIDBytes?, lane: UInt16, environmentCode: UInt8 = 0, fallbackFrom: UInt8) {
         self.row = row
         self.deviceToken = deviceToken
         self.outcome = outcome
         self.status = status
         self.reason = reason
-        self.apnsID = apnsID
+        self.apnsIDValue = apnsIDValue
+        self.hasAPNsID = hasAPNsID
         self.attempts = attempts
         self.unregisteredAt = unregisteredAt
         self.latencyMs = latencyMs

@@ -20,7 +20,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// The credential group whose rows and connections this worker has (the run's one, usually).
     let group: CredentialGroup
     /// The headers of every job whose `headers` is nil.
-    private let runHeaders: RowHeaders?
+    let runHeaders: RowHeaders?
     /// The payload of jobs whose payload is the run's: the worker's own copy (one array for all was a contended count).
     private let runPayload: [UInt8]
     let pool: ConnectionPool
@@ -32,6 +32,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
     @exclusivity(unchecked) var finished: [RowResult] = []
+    /// Jobs whose rows ended here, on their way back to the reader (`JobPool`).
+    @exclusivity(unchecked) var spentJobs = SpentJobs()
     @exclusivity(unchecked) var retryPolicy: RetryPolicy
     @exclusivity(unchecked) private var waitingForWork = false
     /// The pool is started (a group other than the run's one opens it at its first row).
@@ -152,18 +154,15 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         guard !stopping, let connection = slot.connection, connection.state == .ready else { return }
         var submitted = false
         // Once per fill, not per row: `current` takes the token source's lock and reads the clock.
-        let token: ProviderToken? = if case .token(let source) = group.authentication {
-            source.current
-        } else {
-            nil
-        }
+        let token: ProviderToken? = if case .token(let source) = group.authentication { source.current } else { nil }
         let templates = templates(for: token, runHeaders: runHeaders)
         if !settingsAccepted { settingsAccepted = group.settingsAccepted.load(ordering: .relaxed) }
         let window = settingsAccepted ? Int.max : slot.window
         let refused = group.refusals.refused.load(ordering: .acquiring)
-        var permits = shared.pacer.map { $0.take(upTo: connection.freeStreamSlots, now: Reactor.monotonicNanoseconds()) } ?? .max
-        while permits > 0, connection.freeStreamSlots > 0, window == .max || connection.inFlightCount < window,
-              let job = nextJob(for: slot) {
+        // Asked once (two calls into nghttp2): each request submitted takes exactly one slot.
+        var free = connection.freeStreamSlots
+        var permits = shared.pacer.map { $0.take(upTo: free, now: Reactor.monotonicNanoseconds()) } ?? .max
+        while permits > 0, free > 0, window == .max || connection.inFlightCount < window, let job = nextJob(for: slot) {
             if refused != 0, abortIfRefused(job, refused: refused) { continue }
             guard submit(job, on: connection, templates: templates) else {
                 ready.pushFront(job)
@@ -173,6 +172,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             inFlight.insert(consume job)
             submitted = true
             permits &-= 1
+            free &-= 1
         }
         if submitted { connection.flush() }
         if let pacer = shared.pacer { paced(pacer, unused: permits, on: connection) }
@@ -247,7 +247,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     private func submit(_ job: Job, on connection: ClientConnection, templates: RequestTemplates) -> Bool {
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
-        let request = templates.request(for: job.headers)
+        let request = job.withHeaders { templates.request(for: $0) }
         let submitted = job.payloadIsInBytes // The usual job: token and payload in one buffer, one reference.
             ? connection.submit(template: request.template, bytes: job.bytes, pathSuffix: job.pathTokenRange,
                                 body: job.payloadRange, headers: request.fields,
@@ -292,11 +292,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             }
             // The job's last use: its record takes over its bytes.
             finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
-                             reason: answer.reasonText, apnsID: response.apnsIDText, attempts: job.attempts,
+                             reason: answer.reasonText, apnsIDValue: response.apnsIDValue,
+                             hasAPNsID: response.hasAPNsID, attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
                              lane: job.lane, fallbackFrom: job.fallbackFrom))
+            recycle(consume job)
         case .retry(let delay, let elsewhere):
             if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
             retry(job, afterMilliseconds: delay, lastAnswer: answer)
@@ -313,11 +315,6 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
         if control.isStopping && !stopping { beginStopping() }
         schedulePublish()
-    }
-
-    /// The job's `apns-expiration` (0 without one), from its own headers or the run's.
-    func expiration(of job: Job) -> Int64 {
-        if let own = job.headers { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 }
     }
 
     func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {

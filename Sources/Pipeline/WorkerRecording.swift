@@ -1,9 +1,15 @@
 /// What a worker hands on: each row's final record to the writer thread (in batches, at most once
-/// per reactor turn), and its `WorkerCounters` to the `RunRecorder` about once a second.
+/// per reactor turn), its spent jobs to the reader (`JobPool`), and its `WorkerCounters` to the
+/// `RunRecorder` about once a second.
 extension Worker {
     func finish(_ record: consuming RowResult) {
         finished.append(consume record)
         if finished.count >= 512 { publish() }
+    }
+
+    /// A job whose record is made (`takeDeviceToken()`) goes back to the reader for a new row.
+    func recycle(_ job: consuming Job) {
+        if spentJobs.keep(job) { spentJobs.hand(to: shared.decoder.jobPool) }
     }
 
     /// Records are handed to the writer in batches, once per reactor turn at most.

@@ -9,6 +9,11 @@ import Transport
 /// run stops before it burns the list. Settings: the first answer that proves the run's settings
 /// opens every connection's stream slots fully.
 extension Worker {
+    /// The job's `apns-expiration` (0 without one), from its own headers or the run's.
+    func expiration(of job: Job) -> Int64 {
+        job.withHeaders { own in if let own { own.expiration ?? 0 } else { runHeaders?.expiration ?? 0 } }
+    }
+
     /// A 200 or 410: the row's settings are accepted. A row that used every run-wide value proves
     /// the run's (every connection opens fully from then on); one with columns of its own doubles
     /// its connection's window.

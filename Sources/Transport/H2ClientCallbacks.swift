@@ -172,7 +172,7 @@ extension H2ClientSession {
             var body: [UInt8] = []
             swap(&body, &stream.responseBody)
             return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
-                              apnsIDText: stream.hasAPNsID ? stream.apnsID : nil, uniqueID: stream.uniqueID,
+                              apnsIDValue: stream.apnsID, hasAPNsID: stream.hasAPNsID, uniqueID: stream.uniqueID,
                               body: body)
         }), let response = answer else { return }
         if response.status != 403 { isAuthorized = true }

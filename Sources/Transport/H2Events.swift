@@ -29,10 +29,17 @@ public struct H2Response: Sendable, Equatable {
     public let submittedAt: UInt64
     /// The HTTP/2 stream the request went out on.
     public let streamID: Int32
+    /// The answer had an `apns-id` (`apnsIDValue`). Declared here, in the padding after
+    /// `streamID`: a wider response (and event) is copied by memcpy calls, no longer inline.
+    public let hasAPNsID: Bool
     /// `:status`; 0 if the server sent none that parses.
     public let status: Int
     /// The `apns-id` response header, if present, kept inline (no allocation per response).
-    public let apnsIDText: InlineText?
+    public var apnsIDText: InlineText? { hasAPNsID ? apnsIDValue : nil }
+    /// `apnsIDText` apart: its text (empty without one) and whether there was one. An
+    /// `InlineText?` is copied and destroyed through the runtime's generic enum witnesses (~100
+    /// instructions each); the result record takes these two as they are.
+    public let apnsIDValue: InlineText
     /// The `apns-id` response header, if present.
     public var apnsID: String? { apnsIDText?.description }
     /// The `apns-unique-id` response header (APNs' sandbox sends one: the key to the Push
@@ -54,11 +61,19 @@ public struct H2Response: Sendable, Equatable {
     /// A response with its `apns-id` kept inline, as the session builds it.
     public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDText: InlineText?,
                 uniqueID: UUIDBytes? = nil, body: [UInt8]) {
+        self.init(tag: tag, submittedAt: submittedAt, streamID: streamID, status: status,
+                  apnsIDValue: apnsIDText ?? InlineText(), hasAPNsID: apnsIDText != nil, uniqueID: uniqueID, body: body)
+    }
+
+    /// A response with its `apns-id` as the session holds it: the text, and whether there was one.
+    public init(tag: UInt64, submittedAt: UInt64, streamID: Int32, status: Int, apnsIDValue: InlineText,
+                hasAPNsID: Bool, uniqueID: UUIDBytes? = nil, body: [UInt8]) {
         self.tag = tag
         self.submittedAt = submittedAt
         self.streamID = streamID
         self.status = status
-        self.apnsIDText = apnsIDText
+        self.apnsIDValue = apnsIDValue
+        self.hasAPNsID = hasAPNsID
         self.uniqueIDBytes = uniqueID ?? UUIDBytes(high: 0, low: 0)
         self.body = body
     }

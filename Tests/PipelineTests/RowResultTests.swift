@@ -55,6 +55,29 @@ import ZstdFile
         #expect(String(decoding: line, as: UTF8.self).contains(#""apns_id":"a\"b\\c""#))
     }
 
+    /// The apns-id travels from the answer to the line as text and a flag (`H2Response.apnsIDValue`,
+    /// `hasAPNsID`): an empty header is `""`, no header `null`, on both paths and in the log.
+    @Test func anEmptyApnsIDIsWrittenAsEmptyTextAndAMissingOneAsNull() throws {
+        for (value, present, expected) in [("", true, #""apns_id":"","#), ("", false, #""apns_id":null,"#),
+                                           ("5e5ac3a4", true, #""apns_id":"5e5ac3a4","#)] {
+            let response = H2Response(tag: 1, submittedAt: 0, streamID: 1, status: 200, apnsIDValue: InlineText(value),
+                                      hasAPNsID: present, body: [])
+            #expect(response.apnsIDText == (present ? InlineText(value) : nil))
+            for token in ["ab", "a\"b"] {
+                let result = RowResult(row: 1, deviceToken: Array(token.utf8)[...], outcome: .delivered, status: 200,
+                                       reason: nil, apnsIDValue: response.apnsIDValue, hasAPNsID: response.hasAPNsID,
+                                       attempts: 1, unregisteredAt: nil, latencyMs: 1.5, endpoint: "h:1",
+                                       retriedAfterConnectionLoss: false, uniqueID: nil, lane: 0, fallbackFrom: 0)
+                var line: [UInt8] = []
+                result.appendJSONLine(to: &line)
+                let text = String(decoding: line, as: UTF8.self)
+                #expect(text.contains(expected), "\(text)")
+                #expect(result.apnsID == response.apnsIDText)
+                #expect(try ResultRecordParser.parse(line[...]).apnsID == (present ? value : nil))
+            }
+        }
+    }
+
     @Test func tokenBytesThatAreNotUTF8StillMakeAValidLine() {
         let result = RowResult(row: 1, deviceToken: [0x61, 0xFF, 0x62][...], outcome: .rejected, reason: "BadDeviceToken")
         var line: [UInt8] = []
