@@ -115,8 +115,9 @@ public struct CampaignConfiguration: Sendable {
     /// campaign. Off by default: a later row with the key of an earlier one is `rejected`
     /// `DuplicateToken`, its record's `duplicate_of` naming the first (`DuplicateTokens`).
     public var allowDuplicates = false
-    /// The prescan's Bloom filter for duplicate tokens (freed before sending); a test makes it tiny.
-    var duplicateFilterBytes = 24 << 20
+    /// The prescan's Bloom filter for duplicate tokens at most (freed before sending; smaller for a
+    /// smaller input, `DuplicateScanRequest.bloomBytes(inputBytes:)`); a test makes it tiny.
+    var duplicateFilterBytes = 20 << 20
 
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false

@@ -23,7 +23,7 @@ struct DuplicateScanRequest {
     /// The filter for an input of `inputBytes`: 20 bits for each row it may hold (a row is at least
     /// a 64-digit token and a line break), at least 1 MiB, at most `bloomBytes`. A smaller filter
     /// stays in cache better, and its pages cost less to fault in: on a machine long up, faulting in
-    /// the 24 MiB filter's 2 MiB pages took ~27 ms of the 1M-row benchmark's prescan.
+    /// a 24 MiB filter's 2 MiB pages took ~27 ms of the 1M-row benchmark's prescan.
     func bloomBytes(inputBytes: Int) -> Int {
         min(bloomBytes, max(1 << 20, inputBytes / 64 * 20 / 8))
     }

@@ -50,12 +50,12 @@ import Transport
     }
 
     /// The filter grows with the input (20 bits for each 64 bytes, the shortest row a token makes),
-    /// from 1 MiB up to the run's 24 MiB.
+    /// from 1 MiB up to the run's largest (20 MiB).
     @Test func theFilterIsSizedByTheInputWithinItsBounds() {
-        let request = DuplicateScanRequest(defaultTopic: nil, bloomBytes: 24 << 20)
+        let request = DuplicateScanRequest(defaultTopic: nil, bloomBytes: 20 << 20)
         #expect(request.bloomBytes(inputBytes: 1000) == 1 << 20)
         #expect(request.bloomBytes(inputBytes: 277_000_000) == 277_000_000 / 64 * 20 / 8)  // 1M rows: ~10.3 MiB
-        #expect(request.bloomBytes(inputBytes: 2_770_000_000) == 24 << 20)  // 10M rows
+        #expect(request.bloomBytes(inputBytes: 2_770_000_000) == 20 << 20)  // 10M rows
         #expect(DuplicateScanRequest(defaultTopic: nil, bloomBytes: 64).bloomBytes(inputBytes: 1 << 30) == 64)
     }
 
