@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Jobs whose rows are done, kept for the reader to fill with new rows (`Job.reuse`).
 ///
@@ -6,39 +9,48 @@ import Synchronization
 /// paths both ways (the freeing thread's cache fills, the allocating thread's stays empty), about
 /// 420 instructions a row in callgrind. Here a worker gives back its spent jobs 256 at a time
 /// (`SpentJobs`) and the reader takes them 256 at a time (`JobSpares`): one lock per 256 rows.
-/// Shared by the reader and the workers behind its mutex; `batchCount` mirrors it for a lock-free look.
-final class JobPool: Sendable {
+/// Shared by the reader and the workers behind its pthread mutex (not a `Synchronization.Mutex`: the
+/// jobs' fields, written on a reactor and rewritten on the reader, are ordered by this lock, and
+/// ThreadSanitizer sees a pthread mutex but not Mutex's futex); `batchCount` mirrors `batches` for a
+/// lock-free look.
+// @unchecked: `batches` is touched only under `mutex`; `batchCount` is an atomic.
+final class JobPool: @unchecked Sendable {
     /// Jobs handed over at a time.
     static let batchSize = 256
     /// Batches kept at most; jobs beyond them are let go (the queues' bound keeps this rarely reached).
     static let maxBatches = 64
-    private let batches = Mutex<[[Job]]>([])
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var batches: [[Job]] = []
     private let batchCount = Atomic<Int>(0)
 
-    init() {}
+    init() { pthread_mutex_init(mutex, nil) }
 
-    /// Keeps `jobs` (spent: `Job.spend()` said so) unless the pool is full.
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// Keeps `jobs` (spent: `Job.spend()` said so) unless the pool is full; let go outside the lock.
     func give(_ jobs: consuming [Job]) {
         var jobs = jobs
-        let overflow: [Job] = batches.withLock { kept in
-            guard kept.count < Self.maxBatches else { return jobs }
-            kept.append(jobs)
-            batchCount.store(kept.count, ordering: .relaxed)
+        pthread_mutex_lock(mutex)
+        if batches.count < Self.maxBatches {
+            batches.append(jobs)
+            batchCount.store(batches.count, ordering: .relaxed)
             jobs = []
-            return []
         }
-        // Let go outside the lock.
-        _ = consume overflow
+        pthread_mutex_unlock(mutex)
+        _ = consume jobs
     }
 
     /// A batch of spent jobs, or nil when there is none (without taking the lock).
     func take() -> [Job]? {
         guard batchCount.load(ordering: .relaxed) > 0 else { return nil }
-        return batches.withLock { kept in
-            let batch = kept.popLast()
-            batchCount.store(kept.count, ordering: .relaxed)
-            return batch
-        }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        let batch = batches.popLast()
+        batchCount.store(batches.count, ordering: .relaxed)
+        return batch
     }
 }
 
