@@ -22,6 +22,8 @@ enum PrescanHalves {
         var minimumBytes: Int
         /// A half's bytes between two hand-overs: bounds the keys kept for the other (~8 bytes a row).
         var roundBytes: Int
+        /// Cores the process must be able to use (`UsableCores`): two threads on one only take turns.
+        var minimumCores = 2
 
         static let standard = Sizes(minimumBytes: 16 << 20, roundBytes: 32 << 20)
         /// One thread whatever the size (a test's reference).
@@ -38,11 +40,11 @@ enum PrescanHalves {
     }
 
     /// Whether `path` is for two threads: a plain regular file of `sizes.minimumBytes` or more, for
-    /// a process that may run on two cores or more (not under `taskset -c 1`, say).
+    /// a process that may run on `sizes.minimumCores` or more (not under `taskset -c 1`, say).
     static func applies(path: String, sizes: Sizes) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= sizes.minimumBytes,
-              UsableCores.count() >= 2, let file = try? InputFile(path: path) else { return false }
+              UsableCores.count() >= sizes.minimumCores, let file = try? InputFile(path: path) else { return false }
         return !file.isCompressed
     }
 

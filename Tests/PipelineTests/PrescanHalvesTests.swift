@@ -7,7 +7,9 @@ import Testing
 /// name a bad line exactly as the one-thread pass does. Small sizes here make the tests' files
 /// "large" and hand keys over every few kilobytes, so that many rounds are crossed.
 @Suite struct PrescanHalvesTests {
-    static let small = PrescanHalves.Sizes(minimumBytes: 0, roundBytes: 4096)
+    /// Two threads for any file on any machine (one core or more: correct either way), keys handed
+    /// over every 4 KiB.
+    static let small = PrescanHalves.Sizes(minimumBytes: 0, roundBytes: 4096, minimumCores: 1)
     static let topic = DuplicateTokensTests.topic
 
     static func token(_ index: Int) -> String { String(format: "%064x", index &* 2_654_435_761 + 1) }
@@ -44,6 +46,8 @@ import Testing
         let reference = try Self.prescan(path, halves: .never, chunkSize: 256 * 1024)
         let two = try Self.prescan(path, halves: Self.small)
         #expect(one.rows == 4000 && two.rows == 4000 && reference.rows == 4000)
+        // The halves agreed here (no fallback to one thread): the header and 4,000 rows.
+        #expect(PrescanHalves.count(path: path, chunkSize: 1000, roundBytes: 4096, scans: nil) == .counted(records: 4001))
         let suspects = try #require(two.duplicateSuspects)
         for other in [one, reference] {
             let differing = Set(suspects).symmetricDifference(other.duplicateSuspects ?? [])
