@@ -1,10 +1,13 @@
 #ifndef APNS_BULK_CLINUX_SHIM_H
 #define APNS_BULK_CLINUX_SHIM_H
-/* The Linux calls the reactor needs that Swift's Glibc module leaves out: epoll, eventfd and
-   prctl; and a compiler builtin, prefetch. Part of libc or the compiler, so nothing to link. */
+/* The Linux calls the reactor needs that Swift's Glibc module leaves out: epoll, eventfd,
+   prctl and SCHED_BATCH; and a compiler builtin, prefetch. Part of libc or the compiler, so
+   nothing to link. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sched.h>
+#include <linux/sched.h>
 
 /* Names the calling thread (prctl is variadic; pthread_setname_np needs _GNU_SOURCE). */
 static inline int apnsbulk_set_thread_name(const char *name) {
@@ -15,5 +18,12 @@ static inline int apnsbulk_set_thread_name(const char *name) {
    prefetch of its own): the duplicate filter's inserts otherwise stall on a cache miss each. */
 static inline void apnsbulk_prefetch_for_write(const void *address) {
     __builtin_prefetch(address, 1, 3);
+}
+
+/* Marks the calling thread as batch work (SCHED_BATCH, which needs _GNU_SOURCE in <sched.h>):
+   it keeps its share of the CPU, but its wake-ups no longer preempt the running thread. */
+static inline int apnsbulk_schedule_as_batch(void) {
+    struct sched_param param = { .sched_priority = 0 };
+    return sched_setscheduler(0, SCHED_BATCH, &param);
 }
 #endif

@@ -203,7 +203,7 @@ public final class Campaign: Sendable {
         let timeline = TimelineRecorder(directory: configuration.outputDirectory, resumed: directory.resumed != nil,
                                         start: Self.startEvent(configuration), recorder: recorder, control: control,
                                         warn: { [shared] in shared.warn($0) })
-        let writerDone = PipelineThread.start(name: "apns-bulk writer") { writer.run() }
+        let writerDone = PipelineThread.start(name: "apns-bulk writer", batch: true) { writer.run() }
         let workers = try startWorkers(shared: shared, recorder: recorder, rows: columns?.rows)
         // Made once nothing more can throw: its push thread ends only in `finish()`.
         let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
@@ -212,7 +212,7 @@ public final class Campaign: Sendable {
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
                             sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init),
                             columns: columns ?? Self.groupColumns(configuration))
-        let readerDone = PipelineThread.start(name: "apns-bulk reader") { reader.run() }
+        let readerDone = PipelineThread.start(name: "apns-bulk reader", batch: true) { reader.run() }
 
         watch(shared: shared, workers: workers, writerDone: writerDone)
         // Every row is recorded and the files are closed: the run's elapsed time ends here, not

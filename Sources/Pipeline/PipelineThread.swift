@@ -1,13 +1,22 @@
 import Dispatch
 import Foundation
 import Synchronization
+import CLinux
 
 /// A plain thread for the pipeline's long-running loops (reader, writer): no Swift concurrency on
 /// the hot path. The completion lets another thread wait for it, with or without a timeout.
 enum PipelineThread {
-    static func start(name: String, _ body: @escaping @Sendable () -> Void) -> ThreadCompletion {
+    /// `batch`: the thread is throughput work with a queue on each side (the reader, the writer),
+    /// and runs as Linux's SCHED_BATCH: the same share of the CPU, but its wake-ups do not preempt
+    /// a running thread, so the reactor threads, whose answers and frames wait on them, keep their
+    /// core when the machine has none spare. Measured unpinned on this 2-core machine, 1M rows, the
+    /// bench's mock on the same cores (benchmarks/RESULTS.md, session 16): the whole process's wall
+    /// time and its CPU time both fell. Where the call is refused (a seccomp profile), the thread
+    /// simply runs as before.
+    static func start(name: String, batch: Bool = false, _ body: @escaping @Sendable () -> Void) -> ThreadCompletion {
         let completion = ThreadCompletion()
         let thread = Thread {
+            if batch { _ = apnsbulk_schedule_as_batch() }
             body()
             completion.finish()
         }
@@ -16,6 +25,9 @@ enum PipelineThread {
         thread.start()
         return completion
     }
+
+    /// The calling thread runs as SCHED_BATCH (for the tests).
+    static var callingThreadIsBatch: Bool { sched_getscheduler(0) == SCHED_BATCH }
 }
 
 final class ThreadCompletion: Sendable {
