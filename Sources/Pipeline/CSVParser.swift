@@ -23,6 +23,8 @@ final class CSVParser {
     private let parser: UnsafeMutablePointer<csv_parser>
 
     @exclusivity(unchecked) private(set) var header: CSVHeader?
+    /// `header`'s field count; -1 before the header.
+    @exclusivity(unchecked) private var headerFieldCount = -1
     @exclusivity(unchecked) private var headerNames: [String] = []
     @exclusivity(unchecked) private var columnOfField: [Int] = []
     @exclusivity(unchecked) private(set) var error: InputFileError?
@@ -113,12 +115,16 @@ final class CSVParser {
                 position = CSVFastSplitter.skipBlanks(bytes, from: position, count: count)
                 guard position < count else { break }
                 if let next = splitter.split(base, from: position, count: count) {
-                    let spans = splitter.spans
-                    for index in 0..<splitter.fieldCount {
-                        let (start, length) = splitter.bytes(of: spans[index], in: base)
-                        field(start, length)
+                    if keepsFields && headerFieldCount >= 0 {
+                        keepSplitRecord(splitter, in: base, bytes: next &- position)
+                    } else {
+                        let spans = splitter.spans
+                        for index in 0..<splitter.fieldCount {
+                            let (start, length) = splitter.bytes(of: spans[index], in: base)
+                            field(start, length)
+                        }
+                        rowEnded()
                     }
-                    rowEnded()
                     fastRecords &+= 1
                     position = next
                     continue
@@ -187,6 +193,18 @@ final class CSVParser {
         if rowProblem == nil { rowProblem = .unusedFieldTooLarge(field: fieldIndex + 1, bytes: bytes) }
     }
 
+    /// A data row the fast path split, kept as `field` for each of its fields and `rowEnded` would
+    /// keep it, in one call: no field of a split record is over the size limit (the splitter leaves
+    /// such a record to libcsv), so the field count is the only problem it can have.
+    @inline(__always)
+    private func keepSplitRecord(_ splitter: CSVFastSplitter, in base: UnsafeRawPointer, bytes: Int) {
+        rowCount &+= 1
+        let fields = splitter.fieldCount
+        let problem: CSVRowProblem? = fields == headerFieldCount ? nil
+            : .fieldCount(found: fields, expected: headerFieldCount)
+        batch.appendRecord(splitter, in: base, bytes: bytes, columns: columnOfField, number: rowCount, problem: problem)
+    }
+
     fileprivate func rowEnded() {
         guard fieldIndex > 0 else { return }  // no fields, no row (libcsv skips blank lines itself)
         if header == nil {
@@ -227,6 +245,7 @@ final class CSVParser {
             error = .missingDeviceTokenColumn(path: path, found: names)
         }
         header = CSVHeader(names: names, columns: columns)
+        headerFieldCount = names.count
         if let requiredColumn { requiredFieldIndex = columnOfField.firstIndex(of: requiredColumn.rawValue) ?? -1 }
     }
 
