@@ -16,6 +16,8 @@ enum PipelineThread {
     static func start(name: String, batch: Bool = false, _ body: @escaping @Sendable () -> Void) -> ThreadCompletion {
         let completion = ThreadCompletion()
         let thread = Thread {
+            // Foundation keeps `name` to itself on Linux: the kernel's name is what `top -H` and `ps -L` show.
+            _ = apnsbulk_set_thread_name(String(name.utf8.prefix(15)) ?? "apns-bulk")
             if batch { _ = apnsbulk_schedule_as_batch() }
             body()
             completion.finish()
