@@ -42,11 +42,14 @@ public final class H2ClientSession {
         }
     }
 
+    /// A request's state in flight (its body and template: `H2ClientStreams.References`).
     struct Stream {
         var streamID: Int32 = 0
-        var tag: UInt64
-        var submittedAt: UInt64
-        var body: ArraySlice<UInt8>
+        var tag: UInt64 = 0
+        var submittedAt: UInt64 = 0
+        /// The body's bytes, held by the slot's `References.body`.
+        var bodyBase: UnsafePointer<UInt8>?
+        var bodyCount = 0
         var bodyOffset = 0
         var headersSent = false
         var answered = false
@@ -61,9 +64,6 @@ public final class H2ClientSession {
         var receivedBodyBytes = 0
         /// The answer broke HTTP's rules (see `H2ClientCallbacks.makeSession`): it ends as a stream error.
         var malformed = false
-        /// The template the request was made from: nghttp2 reads its bytes (uncopied) when it
-        /// encodes the HEADERS frame, so it lives as long as the stream.
-        var template: H2RequestTemplate?
     }
 
     /// What the session was made with.
@@ -71,7 +71,7 @@ public final class H2ClientSession {
     @exclusivity(unchecked) var session: OpaquePointer?
     /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
     /// released around each (one pair per call, several calls per request).
-    let streams = H2StreamTable<Stream>()
+    let streams = H2ClientStreams()
     @exclusivity(unchecked) var events: [H2ClientEvent] = []
     let headerBlock = H2HeaderBlock()
     /// The stream `streamIndex` found last, and its index (checked against the table on use).
@@ -81,6 +81,11 @@ public final class H2ClientSession {
     /// request in flight for the response timeout.
     @exclusivity(unchecked) var submitOrder: [(index: Int, streamID: Int32)] = []
     @exclusivity(unchecked) var submitOrderHead = 0
+    /// The template whose request the header block holds, when the next request of it may change
+    /// `:path` alone (see `fillHeaderBlock`), and the first-request flags it was built with. Held:
+    /// the block points at the template's bytes.
+    @exclusivity(unchecked) var blockTemplate: H2RequestTemplate?
+    @exclusivity(unchecked) var blockNotFirst = false
     /// A request went out before: fields indexed on the first request only are never-indexed now.
     @exclusivity(unchecked) var hasSubmitted = false
     /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
@@ -169,9 +174,7 @@ public final class H2ClientSession {
     public func oldestInFlightSubmittedAt() -> UInt64? {
         while submitOrderHead < submitOrder.count {
             let entry = submitOrder[submitOrderHead]
-            if streams[entry.index]?.streamID == entry.streamID, let submittedAt = streams[entry.index]?.submittedAt {
-                return submittedAt
-            }
+            if streams.holds(entry.index, entry.streamID) { return streams[entry.index].submittedAt }
             submitOrderHead += 1
         }
         submitOrder.removeAll(keepingCapacity: true)
@@ -261,12 +264,11 @@ public final class H2ClientSession {
     /// `.notProcessed(.neverSent)`; the nghttp2 session is freed. Safe to call more than once.
     public func terminate() {
         guard let session else { return }
-        for stream in streams.all {
+        for stream in streams.removeAll() {
             events.append(stream.headersSent
                 ? .lost(tag: stream.tag, cause: .connectionLost)
                 : .notProcessed(tag: stream.tag, cause: .neverSent))
         }
-        streams.removeAll()
         submitOrder.removeAll()
         submitOrderHead = 0
         nghttp2_session_del(session)
