@@ -93,16 +93,18 @@ enum H2ClientCallbacks {
 
 // The session's side of the callbacks.
 extension H2ClientSession {
+    @inline(__always)
     func streamIndex(_ streamID: Int32) -> Int? {
-        // An answer's callbacks (its header fields, the frame, the stream's close) come one after
-        // another for the same stream: the last index found saves nghttp2's map lookup for them.
-        if streamID == lastStreamID, streams.holds(lastStreamIndex, streamID) { return lastStreamIndex }
-        guard let session,
-              let index = streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
-        else { return nil }
-        lastStreamID = streamID
-        lastStreamIndex = index
-        return index
+        // The table's own map of recent stream ids first: nghttp2's look-up of the stream's user
+        // data (a hash map) was two calls per answer.
+        if let index = streams.recentIndex(of: streamID) { return index }
+        return streamIndexFromNghttp2(streamID)
+    }
+
+    @inline(never)
+    private func streamIndexFromNghttp2(_ streamID: Int32) -> Int? {
+        guard let session else { return nil }
+        return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
     }
 
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,

@@ -84,7 +84,8 @@ extension H2ClientSession {
         }
         streams.setStreamID(streamID, at: index)
         hasSubmitted = true
-        recordSubmitOrder(index: index, streamID: streamID)
+        // nghttp2 refuses requests once its stream ids run out.
+        if streamID > Int32.max - 4 { refreshAllowsRequests() }
         return streamID
     }
 
@@ -112,6 +113,10 @@ extension H2ClientSession {
                                                                                count: Self.https.utf8CodeUnitCount),
                                    neverIndexed: false)
         headerBlock.appendUncopied(name: ":authority", value: UnsafeBufferPointer(authorityStorage), neverIndexed: false)
+        if !prefix.elementsEqual(pathPrefix) {
+            pathPrefix = Array(prefix)
+            pathPrefixGeneration += 1
+        }
         if pathCount <= H2ClientStreams.pathStride {
             headerBlock.appendUncopied(name: ":path", value: UnsafeBufferPointer(start: nil, count: 0), neverIndexed: true)
             setPath(prefix: prefix, suffix: suffix, index: index)
@@ -133,7 +138,12 @@ extension H2ClientSession {
     @inline(__always)
     private func setPath(prefix: UnsafeBufferPointer<UInt8>, suffix: UnsafeRawBufferPointer, index: Int) {
         let path = streams.path(at: index)
-        if let base = prefix.baseAddress, prefix.count > 0 { path.update(from: base, count: prefix.count) }
+        // The prefix is there already when the slot's last request had it.
+        let stream = streams.state(at: index)
+        if stream.pointee.pathPrefixGeneration != pathPrefixGeneration {
+            if let base = prefix.baseAddress, prefix.count > 0 { path.update(from: base, count: prefix.count) }
+            stream.pointee.pathPrefixGeneration = pathPrefixGeneration
+        }
         if let base = suffix.baseAddress, suffix.count > 0 {
             UnsafeMutableRawPointer(path + prefix.count).copyMemory(from: base, byteCount: suffix.count)
         }
@@ -153,14 +163,5 @@ extension H2ClientSession {
         headerBlock.append(":authority", configuration.authority, neverIndexed: false)
         headerBlock.append(":path", path, neverIndexed: true)
         headerBlock.append(headers, notFirst: hasSubmitted)
-    }
-
-    private func recordSubmitOrder(index: Int, streamID: Int32) {
-        // Entries of ended streams are skipped lazily; prune so the list stays near the in-flight count.
-        if submitOrder.count - submitOrderHead > 2 * streams.count + 64 {
-            submitOrder = submitOrder[submitOrderHead...].filter { streams.holds($0.index, $0.streamID) }
-            submitOrderHead = 0
-        }
-        submitOrder.append((index, streamID))
     }
 }

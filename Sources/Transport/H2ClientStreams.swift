@@ -29,6 +29,11 @@ final class H2ClientStreams {
     /// `:path` storage in chunks of `chunkSlots` slots that never move: nghttp2 may still hold
     /// pointers into them when the table grows.
     @exclusivity(unchecked) private var pathChunks: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>>
+    /// Recent stream ids and their slots: entry `(id >> 1) & recentMask` holds `id << 32 | index`
+    /// (client stream ids are odd and rise by two). An entry written over by a later stream sends
+    /// the look-up to nghttp2's user data instead.
+    @exclusivity(unchecked) private var recent: UnsafeMutablePointer<UInt64>
+    private static let recentMask = 2047
     /// A stack of free slot indices.
     @exclusivity(unchecked) private var freeIndices: UnsafeMutablePointer<Int>
     @exclusivity(unchecked) private var freeCount = 0
@@ -46,6 +51,8 @@ final class H2ClientStreams {
         references = .allocate(capacity: capacity)
         ids = .allocate(capacity: capacity)
         freeIndices = .allocate(capacity: capacity)
+        recent = .allocate(capacity: Self.recentMask + 1)
+        recent.initialize(repeating: 0, count: Self.recentMask + 1)
         pathChunks = .allocate(capacity: capacity / Self.chunkSlots)
         for chunk in 0..<capacity / Self.chunkSlots {
             (pathChunks + chunk).initialize(to: .allocate(capacity: Self.chunkSlots * Self.pathStride))
@@ -61,6 +68,7 @@ final class H2ClientStreams {
         for chunk in 0..<capacity / Self.chunkSlots { pathChunks[chunk].deallocate() }
         pathChunks.deallocate()
         freeIndices.deallocate()
+        recent.deallocate()
     }
 
     /// Takes a slot for a new request; its references follow with `keep` (before anything may
@@ -117,6 +125,15 @@ final class H2ClientStreams {
     func setStreamID(_ streamID: Int32, at index: Int) {
         ids[index] = streamID
         states[index].streamID = streamID
+        recent[Int(streamID >> 1) & Self.recentMask] = UInt64(UInt32(bitPattern: streamID)) << 32 | UInt64(index)
+    }
+
+    /// The slot of `streamID`, if the map of recent ids still knows it (nil: ask nghttp2).
+    @inline(__always)
+    func recentIndex(of streamID: Int32) -> Int? {
+        let entry = recent[Int(streamID >> 1) & Self.recentMask]
+        let index = Int(truncatingIfNeeded: entry & 0xFFFF_FFFF)
+        return entry >> 32 == UInt64(UInt32(bitPattern: streamID)) && holds(index, streamID) ? index : nil
     }
 
     /// The index of `streamID`'s slot, from the user data nghttp2 keeps for the stream.
@@ -163,6 +180,19 @@ final class H2ClientStreams {
 
     static func index(from userData: UnsafeMutableRawPointer?) -> Int {
         Int(bitPattern: userData) &- 1
+    }
+
+    /// The earliest `submittedAt` of the requests held, for the response timeout: a scan, asked
+    /// when the connection's health timer is armed or fires, not per request (a list in
+    /// submission order cost ~75 instructions a request to keep).
+    func oldestSubmittedAt() -> UInt64? {
+        var oldest = UInt64.max
+        var found = false
+        for index in 0..<slots where ids[index] != 0 {
+            oldest = min(oldest, states[index].submittedAt)
+            found = true
+        }
+        return found ? oldest : nil
     }
 
     /// What the caller needs of an ended stream.

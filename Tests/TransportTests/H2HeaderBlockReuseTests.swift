@@ -14,6 +14,13 @@ import Transport
         H2Header("authorization", "bearer other." + String(repeating: "t", count: 90)), H2Header("apns-topic", "com.example.app"),
     ])
 
+    /// Another `:path` prefix: a slot that held the first one's must not keep it.
+    static let otherPrefix = H2RequestTemplate(pathPrefix: "/3/devices/other/", headers: [authorization])
+
+    static func prefix(of template: H2RequestTemplate) -> String {
+        template === otherPrefix ? "/3/devices/other/" : "/3/device/"
+    }
+
     /// One request: its template, the row's own headers and token, and whether it goes by strings
     /// (`submit(path:...)`) or from one buffer on the template session too.
     struct Request {
@@ -41,7 +48,7 @@ import Transport
                           rebuilt: H2TestPair) throws -> (reused: [UInt8], rebuilt: [UInt8]) {
         for (request, tag) in zip(requests, tags) {
             let body = Array(#"{"aps":{"alert":"row \#(tag)"}}"#.utf8)
-            let path = "/3/device/" + request.token
+            let path = Self.prefix(of: request.template) + request.token
             try rebuilt.client.submit(path: path, headers: request.template.headers + request.own, body: body, tag: tag)
             if request.byStrings {
                 try reused.client.submit(path: path, headers: request.template.headers + request.own, body: body, tag: tag)
@@ -87,23 +94,29 @@ import Transport
             Request(template: Self.second, token: Self.token(10)),
             Request(template: Self.second, token: Self.token(11)),
             Request(template: Self.first, token: Self.token(12), oneBuffer: true),
-            Request(template: Self.first, token: Self.token(13)),
+            Request(template: Self.otherPrefix, token: Self.token(13)),
+            Request(template: Self.first, token: Self.token(14)),
         ]
-        let round1 = try Self.submitted(firstRound, tags: 1..<14, reused: reused, rebuilt: rebuilt)
-        #expect(round1.reused.count > 13 * 100)
+        let round1 = try Self.submitted(firstRound, tags: 1..<15, reused: reused, rebuilt: rebuilt)
+        #expect(round1.reused.count > 14 * 100)
         #expect(Self.firstDifference(round1.reused, round1.rebuilt) == nil,
                 "HPACK and DATA bytes as a block built per request makes them")
 
-        // The slots freed by the answers are taken again, their `:path` storage written over.
-        let secondRound = (14..<104).map { Request(template: Self.first, token: Self.token($0)) }
-        let round2 = try Self.submitted(secondRound, tags: 14..<104, reused: reused, rebuilt: rebuilt)
+        // The slots freed by the answers are taken again, their `:path` storage written over, with
+        // the prefix changing now and then.
+        let secondRound = (15..<105).map {
+            Request(template: $0 % 7 == 0 ? Self.otherPrefix : Self.first, token: Self.token($0))
+        }
+        let round2 = try Self.submitted(secondRound, tags: 15..<105, reused: reused, rebuilt: rebuilt)
         #expect(Self.firstDifference(round2.reused, round2.rebuilt) == nil)
 
         let paths = reused.requests.map(\.path)
-        #expect(paths == (firstRound + secondRound).map { "/3/device/" + $0.token })
+        #expect(paths == (firstRound + secondRound).map {
+            Self.prefix(of: $0.template) + $0.token
+        })
         #expect(paths == rebuilt.requests.map(\.path))
         #expect(reused.requests.map { $0.fields.map(\.neverIndexed) } == rebuilt.requests.map { $0.fields.map(\.neverIndexed) })
-        #expect(reused.responses.map(\.tag).sorted() == Array(1..<104))
+        #expect(reused.responses.map(\.tag).sorted() == Array(1..<105))
         #expect(reused.client.inFlightCount == 0)
     }
 }
