@@ -116,8 +116,14 @@ extension H2ClientSession {
         } else if H2Wire.equals(name, nameLength, "content-length") {
             stream.pointee.noteContentLength(H2Wire.decimal(value, valueLength))
         } else if H2Wire.equals(name, nameLength, "apns-id") {
-            stream.pointee.apnsID = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
-            stream.pointee.hasAPNsID = true
+            let text = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
+            if stream.pointee.hasAPNsID {
+                stream.pointee.apnsID = text
+            } else {
+                // The slot's blank text holds no reference: written over, not destroyed first.
+                withUnsafeMutablePointer(to: &stream.pointee.apnsID) { $0.initialize(to: text) }
+                stream.pointee.hasAPNsID = true
+            }
         } else if H2Wire.equals(name, nameLength, "apns-unique-id") {
             // Only a UUID: anything else is left out rather than written into records.
             stream.pointee.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))

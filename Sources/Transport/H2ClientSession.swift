@@ -234,6 +234,14 @@ public final class H2ClientSession {
         return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
     }
 
+    /// `drainOutput(into:limit:)` straight into `tls`'s output queue, stopping once `limit` bytes
+    /// wait there (the connection's write path).
+    func drainOutput(into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
+        guard let session else { return 0 }
+        defer { refreshAllowsRequests() }
+        return try H2Wire.drainOutput(session, into: tls, limit: limit)
+    }
+
     /// Hands every queued event to `handle`, in order, then forgets them. `handle` may call back into
     /// the session (submit, ping, shutdown, terminate); events that causes are delivered in this call.
     public func drainEvents(_ handle: (H2ClientEvent) -> Void) {

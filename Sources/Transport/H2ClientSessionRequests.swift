@@ -93,17 +93,25 @@ extension H2ClientSession {
     private static let pathField = 3
     private static let pathFlags = H2HeaderBlock.uncopied | H2Wire.nvNoIndex
 
+    @inline(__always)
     private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix suffix: UnsafeRawBufferPointer,
                                  headers: [H2Header], index: Int) {
         let prefix = template.pathPrefix
-        let pathCount = prefix.count + suffix.count
         // The block the request before built serves again when only `:path` differs: the same
         // template, the same first-request flags, no row headers of its own.
         if headers.isEmpty, template === blockTemplate, hasSubmitted == blockNotFirst,
-           pathCount <= H2ClientStreams.pathStride {
+           prefix.count + suffix.count <= H2ClientStreams.pathStride {
             setPath(prefix: prefix, suffix: suffix, index: index)
-            return
+        } else {
+            rebuildHeaderBlock(template: template, pathSuffix: suffix, headers: headers, index: index)
         }
+    }
+
+    @inline(never)
+    private func rebuildHeaderBlock(template: H2RequestTemplate, pathSuffix suffix: UnsafeRawBufferPointer,
+                                    headers: [H2Header], index: Int) {
+        let prefix = template.pathPrefix
+        let pathCount = prefix.count + suffix.count
         // Only a long `:path` and the row's own headers are copied into the block (and by nghttp2);
         // the other fields point at static text, the template and `authorityStorage`, uncopied.
         let byteCount = pathCount + H2HeaderBlock.byteCount(headers)

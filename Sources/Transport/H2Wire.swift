@@ -24,6 +24,21 @@ enum H2Wire {
         return appended
     }
 
+    /// `drainOutput` into a TLS session's queue, stopping once `limit` bytes wait there: each
+    /// chunk is one memcpy into the queue.
+    static func drainOutput(_ session: OpaquePointer, into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
+        var appended = 0
+        while tls.pendingOutputCount < limit {
+            var chunk: UnsafePointer<UInt8>? = nil
+            let length = nghttp2_session_mem_send(session, &chunk)
+            if length < 0 { throw H2Error(nghttp2Code: length) }
+            guard length > 0, let chunk else { break }
+            tls.queueOutput(chunk, count: length)
+            appended += length
+        }
+        return appended
+    }
+
     static func check(_ result: Int32) throws(H2Error) {
         if result < 0 { throw H2Error(nghttp2Code: Int(result)) }
     }
