@@ -13,6 +13,7 @@ enum H2ClientCallbacks {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSend)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSend)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        nghttp2_session_callbacks_set_send_data_callback(callbacks, sendData)
 
         var option: OpaquePointer? = nil
         try H2Wire.check(nghttp2_option_new(&option))
@@ -81,7 +82,17 @@ enum H2ClientCallbacks {
         return 0
     }
 
-    /// Copies the next part of a request body into nghttp2's frame buffer.
+    /// Writes a DATA frame whose payload `readBody` left uncopied: the frame header nghttp2 made,
+    /// then the body's bytes, straight into the drain's output (one copy of the body, not two).
+    static let sendData: nghttp2_send_data_callback = { _, frame, header, length, source, userData in
+        guard let frame, let header else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+        let index = H2ClientStreams.index(from: source?.pointee.ptr)
+        return withOwner(userData) {
+            $0.sendData(index: index, streamID: frame.pointee.hd.stream_id, header: header, length: length)
+        }
+    }
+
+    /// Tells nghttp2 how much of a request body the next DATA frame carries; `sendData` writes it.
     static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
         guard let buffer, let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let index = H2ClientStreams.index(from: source?.pointee.ptr)
@@ -237,13 +248,33 @@ extension H2ClientSession {
         guard streams.holds(index, streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
         let stream = streams.state(at: index)
         let offset = stream.pointee.bodyOffset
-        // Through the pointer kept at submit: reading the slice from its slot would copy it (a
-        // retain and release per request).
         let bodyCount = stream.pointee.bodyCount
         let count = min(length, bodyCount - offset)
-        if let base = stream.pointee.bodyBase, count > 0 { buffer.update(from: base + offset, count: count) }
         stream.pointee.bodyOffset = offset + count
+        flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
         if offset + count == bodyCount { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
+    }
+
+    func sendData(index: Int, streamID: Int32, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
+        // Not reached (nghttp2 drops the frame of a closed stream first); a stream error if it were.
+        guard streams.holds(index, streamID) else { return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let stream = streams.state(at: index)
+        // `readBody` moved the offset past this frame's payload.
+        let payload = UnsafeBufferPointer(start: stream.pointee.bodyBase.map { $0 + (stream.pointee.bodyOffset - length) },
+                                          count: length)
+        switch dataTarget {
+        case .tls(let tls):
+            tls._withUnsafeGuaranteedRef { tls in
+                tls.queueFrameHeader(header)
+                if let base = payload.baseAddress, length > 0 { tls.queueOutput(base, count: length) }
+            }
+        case .array(let output):
+            output.pointee.append(contentsOf: UnsafeBufferPointer(start: header, count: H2ClientSession.frameHeaderBytes))
+            output.pointee.append(contentsOf: payload)
+        case .none:
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+        }
+        return 0
     }
 }

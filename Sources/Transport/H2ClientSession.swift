@@ -85,6 +85,8 @@ public final class H2ClientSession {
     /// (receive, drainOutput, a submit near the end of the stream ids): asked per request, it and
     /// the server's limit were three calls into nghttp2.
     @exclusivity(unchecked) var nghttp2AllowsRequests = true
+    /// Set for the length of a drain (nghttp2 asks for DATA only inside `nghttp2_session_mem_send`).
+    @exclusivity(unchecked) var dataTarget = DataTarget.none
     /// The template whose request the header block holds, when the next request of it may change
     /// `:path` alone (see `fillHeaderBlock`), and the first-request flags it was built with. Held:
     /// the block points at the template's bytes.
@@ -134,6 +136,7 @@ public final class H2ClientSession {
     }
 
     static let windowSize: UInt32 = 1 << 30
+    static let frameHeaderBytes = 9
 
     // MARK: State the connection reads
 
@@ -231,7 +234,21 @@ public final class H2ClientSession {
     public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
         guard let session else { return 0 }
         defer { refreshAllowsRequests() }
-        return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
+        // Through one pointer: DATA payloads are appended from nghttp2's send_data callback
+        // (`sendData`) in the middle of the loop.
+        return try withUnsafeMutablePointer(to: &buffer) { output throws(H2Error) -> Int in
+            let before = output.pointee.count
+            dataTarget = .array(output)
+            defer { dataTarget = .none }
+            while output.pointee.count < limit {
+                var chunk: UnsafePointer<UInt8>? = nil
+                let length = nghttp2_session_mem_send(session, &chunk)
+                if length < 0 { throw H2Error(nghttp2Code: length) }
+                guard length > 0, let chunk else { break }
+                output.pointee.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+            }
+            return output.pointee.count - before
+        }
     }
 
     /// `drainOutput(into:limit:)` straight into `tls`'s output queue, stopping once `limit` bytes
@@ -239,7 +256,18 @@ public final class H2ClientSession {
     func drainOutput(into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
         guard let session else { return 0 }
         defer { refreshAllowsRequests() }
-        return try H2Wire.drainOutput(session, into: tls, limit: limit)
+        let before = tls.pendingOutputCount
+        dataTarget = .tls(Unmanaged.passUnretained(tls))
+        defer { dataTarget = .none }
+        _ = try H2Wire.drainOutput(session, into: tls, limit: limit)
+        return tls.pendingOutputCount - before
+    }
+
+    /// Where a drain puts the DATA payloads nghttp2 leaves to `sendData` (NGHTTP2_DATA_FLAG_NO_COPY).
+    enum DataTarget {
+        case none
+        case array(UnsafeMutablePointer<[UInt8]>)
+        case tls(Unmanaged<TLSSession>)
     }
 
     /// Hands every queued event to `handle`, in order, then forgets them. `handle` may call back into

@@ -35,6 +35,16 @@ final class TLSOutputQueue {
         end &+= count
     }
 
+    /// Appends an HTTP/2 frame header (9 bytes) with two moves instead of a memcpy call.
+    @inline(__always)
+    func appendFrameHeader(_ header: UnsafePointer<UInt8>) {
+        if capacity - end < 9 { makeRoom(9) }
+        let source = UnsafeRawPointer(header), target = UnsafeMutableRawPointer(storage + end)
+        target.storeBytes(of: source.loadUnaligned(as: UInt64.self), as: UInt64.self)
+        target.storeBytes(of: source.load(fromByteOffset: 8, as: UInt8.self), toByteOffset: 8, as: UInt8.self)
+        end &+= 9
+    }
+
     /// Lets a producer append to an array, then queues what it appended.
     func append<Result, Failure: Error>(producing produce: (inout [UInt8]) throws(Failure) -> Result) throws(Failure) -> Result {
         scratch.removeAll(keepingCapacity: true)

@@ -214,6 +214,12 @@ public final class TLSSession {
         output.append(bytes, count: count)
     }
 
+    /// Queues an HTTP/2 frame header (9 bytes).
+    @inline(__always)
+    func queueFrameHeader(_ header: UnsafePointer<UInt8>) {
+        output.appendFrameHeader(header)
+    }
+
     /// Lets a producer append to an array whose bytes are then queued, e.g.
     /// `try tls.appendOutput { try h2.drainOutput(into: &$0, limit: 1 << 20) }`. The array starts
     /// empty; a producer's size limit caps what it adds (`pendingOutputCount` tells what waits).

@@ -18,7 +18,7 @@ import Testing
             let chunk = (0..<(round % 7 == 0 ? 5_000 : 37 + round % 50)).map { _ in next &+= 1; return next }
             expected += chunk
             if round % 3 == 0 {
-                _ = queue.append { (out: inout [UInt8]) -> Void in
+                queue.append { (out: inout [UInt8]) -> Void in
                     #expect(out.isEmpty, "a producer sees only its own bytes")
                     out += chunk
                 }
