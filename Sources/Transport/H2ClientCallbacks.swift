@@ -118,26 +118,34 @@ extension H2ClientSession {
         return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
     }
 
+    /// Small, and inlined into nghttp2's callback: the `apns-id` copy (its text on the stack, with
+    /// a stack guard) lives apart, so `:status`, the other field of every answer, pays for none of it.
+    @inline(__always)
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,
                 value: UnsafePointer<UInt8>, valueLength: Int) {
         guard let index = streamIndex(streamID) else { return }
         let stream = streams.state(at: index)
         if H2Wire.equals(name, nameLength, ":status") {
             stream.pointee.noteStatus(valueLength == 3 ? H2Wire.status(value, valueLength) : 0)
+        } else if H2Wire.equals(name, nameLength, "apns-id") {
+            Self.noteAPNsID(stream, UnsafeBufferPointer(start: value, count: valueLength))
         } else if H2Wire.equals(name, nameLength, "content-length") {
             stream.pointee.noteContentLength(H2Wire.decimal(value, valueLength))
-        } else if H2Wire.equals(name, nameLength, "apns-id") {
-            let text = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
-            if stream.pointee.hasAPNsID {
-                stream.pointee.apnsID = text
-            } else {
-                // The slot's blank text holds no reference: written over, not destroyed first.
-                withUnsafeMutablePointer(to: &stream.pointee.apnsID) { $0.initialize(to: text) }
-                stream.pointee.hasAPNsID = true
-            }
         } else if H2Wire.equals(name, nameLength, "apns-unique-id") {
             // Only a UUID: anything else is left out rather than written into records.
             stream.pointee.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
+        }
+    }
+
+    @inline(never)
+    private static func noteAPNsID(_ stream: UnsafeMutablePointer<Stream>, _ value: UnsafeBufferPointer<UInt8>) {
+        let text = InlineText(value)
+        if stream.pointee.hasAPNsID {
+            stream.pointee.apnsID = text
+        } else {
+            // The slot's blank text holds no reference: written over, not destroyed first.
+            withUnsafeMutablePointer(to: &stream.pointee.apnsID) { $0.initialize(to: text) }
+            stream.pointee.hasAPNsID = true
         }
     }
 
