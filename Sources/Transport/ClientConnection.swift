@@ -206,12 +206,17 @@ public final class ClientConnection {
     /// `template` and `body` move into the request's stream (see there).
     public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
                        body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
-        // Not through `submitting`: a closure would capture `template` and `body` and pass copies on.
-        guard phase == .ready, let h2 else { return false }
-        let wasIdle = h2.inFlightCount == 0
+        // Not through `submitting`: a closure would capture `template` and `body` and pass copies
+        // on. Unretained, as the one-buffer form below.
+        guard phase == .ready, let session = unretainedSession else { return false }
+        var template: H2RequestTemplate? = consume template
+        var body: ArraySlice<UInt8>? = consume body
+        let wasIdle = session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 }
         do {
-            try h2.submit(template: consume template, pathSuffix: pathSuffix, headers: headers, body: consume body,
-                          tag: tag, submittedAt: submittedAt)
+            _ = try session._withUnsafeGuaranteedRef { h2 in
+                try h2.submit(template: template.take()!, pathSuffix: pathSuffix, headers: headers, body: body.take()!,
+                              tag: tag, submittedAt: submittedAt)
+            }
         } catch {
             return false
         }
@@ -223,11 +228,17 @@ public final class ClientConnection {
     /// `template` and `bytes` move into the request's stream.
     public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
                        body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64) -> Bool {
-        guard phase == .ready, let h2 else { return false }
-        let wasIdle = h2.inFlightCount == 0
+        guard phase == .ready, let session = unretainedSession else { return false }
+        // Unretained (see `unretainedSession`): `let h2` was a retain and a release per request. The
+        // closure takes the references out of optionals: captured as they are, they would be copied.
+        var template: H2RequestTemplate? = consume template
+        var bytes: [UInt8]? = consume bytes
+        let wasIdle = session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 }
         do {
-            try h2.submit(template: consume template, bytes: consume bytes, pathSuffix: pathSuffix, body: body,
-                          headers: headers, tag: tag, submittedAt: submittedAt)
+            _ = try session._withUnsafeGuaranteedRef { h2 in
+                try h2.submit(template: template.take()!, bytes: bytes.take()!, pathSuffix: pathSuffix, body: body,
+                              headers: headers, tag: tag, submittedAt: submittedAt)
+            }
         } catch {
             return false
         }

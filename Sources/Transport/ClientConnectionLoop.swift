@@ -83,9 +83,7 @@ extension ClientConnection {
         guard let tls, let h2, isRegistered else { return }
         do {
             while true {
-                let appended = try tls.appendOutput { (buffer: inout [UInt8]) throws(H2Error) -> Int in
-                    try h2.drainOutput(into: &buffer, limit: ClientConnection.outputLimit)
-                }
+                let appended = try h2.drainOutput(into: tls, limit: ClientConnection.outputLimit)
                 let sentAll: Bool
                 do {
                     sentAll = try flushTLS(tls)

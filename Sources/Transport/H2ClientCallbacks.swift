@@ -13,6 +13,7 @@ enum H2ClientCallbacks {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSend)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSend)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+        nghttp2_session_callbacks_set_send_data_callback(callbacks, sendData)
 
         var option: OpaquePointer? = nil
         try H2Wire.check(nghttp2_option_new(&option))
@@ -81,12 +82,20 @@ enum H2ClientCallbacks {
         return 0
     }
 
-    /// Copies the next part of a request body into nghttp2's frame buffer.
-    static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
-        guard let buffer, let flags,
-              let index = H2StreamTable<H2ClientSession.Stream>.index(from: source?.pointee.ptr) else {
-            return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+    /// Writes a DATA frame whose payload `readBody` left uncopied: the frame header nghttp2 made,
+    /// then the body's bytes, straight into the drain's output (one copy of the body, not two).
+    static let sendData: nghttp2_send_data_callback = { _, frame, header, length, source, userData in
+        guard let frame, let header else { return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+        let index = H2ClientStreams.index(from: source?.pointee.ptr)
+        return withOwner(userData) {
+            $0.sendData(index: index, streamID: frame.pointee.hd.stream_id, header: header, length: length)
         }
+    }
+
+    /// Tells nghttp2 how much of a request body the next DATA frame carries; `sendData` writes it.
+    static let readBody: nghttp2_data_source_read_callback = { _, streamID, buffer, length, flags, source, userData in
+        guard let buffer, let flags else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let index = H2ClientStreams.index(from: source?.pointee.ptr)
         return withOwner(userData) {
             $0.readBody(index: index, streamID: streamID, into: buffer, length: length, flags: flags)
         }
@@ -95,40 +104,58 @@ enum H2ClientCallbacks {
 
 // The session's side of the callbacks.
 extension H2ClientSession {
+    @inline(__always)
     func streamIndex(_ streamID: Int32) -> Int? {
-        // An answer's callbacks (its header fields, the frame, the stream's close) come one after
-        // another for the same stream: the last index found saves nghttp2's map lookup for them.
-        if streamID == lastStreamID, streams.index(lastStreamIndex, holds: streamID) { return lastStreamIndex }
-        guard let session,
-              let index = streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
-        else { return nil }
-        lastStreamID = streamID
-        lastStreamIndex = index
-        return index
+        // The table's own map of recent stream ids first: nghttp2's look-up of the stream's user
+        // data (a hash map) was two calls per answer.
+        if let index = streams.recentIndex(of: streamID) { return index }
+        return streamIndexFromNghttp2(streamID)
     }
 
+    @inline(never)
+    private func streamIndexFromNghttp2(_ streamID: Int32) -> Int? {
+        guard let session else { return nil }
+        return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
+    }
+
+    /// Small, and inlined into nghttp2's callback: the `apns-id` copy (its text on the stack, with
+    /// a stack guard) lives apart, so `:status`, the other field of every answer, pays for none of it.
+    @inline(__always)
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,
                 value: UnsafePointer<UInt8>, valueLength: Int) {
         guard let index = streamIndex(streamID) else { return }
+        let stream = streams.state(at: index)
         if H2Wire.equals(name, nameLength, ":status") {
-            streams[index]?.noteStatus(valueLength == 3 ? H2Wire.status(value, valueLength) : 0)
-        } else if H2Wire.equals(name, nameLength, "content-length") {
-            streams[index]?.noteContentLength(H2Wire.decimal(value, valueLength))
+            stream.pointee.noteStatus(valueLength == 3 ? H2Wire.status(value, valueLength) : 0)
         } else if H2Wire.equals(name, nameLength, "apns-id") {
-            streams[index]?.apnsID = InlineText(UnsafeBufferPointer(start: value, count: valueLength))
-            streams[index]?.hasAPNsID = true
+            Self.noteAPNsID(stream, UnsafeBufferPointer(start: value, count: valueLength))
+        } else if H2Wire.equals(name, nameLength, "content-length") {
+            stream.pointee.noteContentLength(H2Wire.decimal(value, valueLength))
         } else if H2Wire.equals(name, nameLength, "apns-unique-id") {
             // Only a UUID: anything else is left out rather than written into records.
-            streams[index]?.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
+            stream.pointee.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
+        }
+    }
+
+    @inline(never)
+    private static func noteAPNsID(_ stream: UnsafeMutablePointer<Stream>, _ value: UnsafeBufferPointer<UInt8>) {
+        let text = InlineText(value)
+        if stream.pointee.hasAPNsID {
+            stream.pointee.apnsID = text
+        } else {
+            // The slot's blank text holds no reference: written over, not destroyed first.
+            withUnsafeMutablePointer(to: &stream.pointee.apnsID) { $0.initialize(to: text) }
+            stream.pointee.hasAPNsID = true
         }
     }
 
     func dataChunk(streamID: Int32, data: UnsafePointer<UInt8>, length: Int) {
         guard let index = streamIndex(streamID) else { return }
-        streams[index]?.receivedBodyBytes += length
-        let room = configuration.maxResponseBodyBytes - (streams[index]?.responseBody.count ?? 0)
+        let stream = streams.state(at: index)
+        stream.pointee.receivedBodyBytes += length
+        let room = configuration.maxResponseBodyBytes - stream.pointee.responseBody.count
         guard room > 0 else { return }
-        streams[index]?.responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
+        stream.pointee.responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, length)))
     }
 
     func frameReceived(_ frame: UnsafePointer<nghttp2_frame>) {
@@ -162,19 +189,23 @@ extension H2ClientSession {
 
     private func responseComplete(streamID: Int32) {
         guard let index = streamIndex(streamID) else { return }
-        // Read apart from the update below: a closure that also reported the broken answer was no
-        // longer inlined (a call and a context per answer).
-        if streams[index]?.isMalformedAtEnd == true { return malformedResponse(index: index, streamID: streamID) }
-        // In place: the record is not copied, and its body moves into the response.
-        guard let answer = streams.update(at: index, { stream -> H2Response? in
-            guard !stream.answered else { return nil }
-            stream.answered = true
-            var body: [UInt8] = []
-            swap(&body, &stream.responseBody)
-            return H2Response(tag: stream.tag, submittedAt: stream.submittedAt, streamID: streamID, status: stream.status,
-                              apnsIDValue: stream.apnsID, hasAPNsID: stream.hasAPNsID, uniqueID: stream.uniqueID,
-                              body: body)
-        }), let response = answer else { return }
+        let stream = streams.state(at: index)
+        guard !stream.pointee.answered else { return }
+        if stream.pointee.isMalformedAtEnd { return malformedResponse(index: index, streamID: streamID) }
+        stream.pointee.answered = true
+        // The body and the apns-id move into the response (no copy, no retain), leaving the slot's
+        // blank state behind.
+        var body: [UInt8] = []
+        swap(&body, &stream.pointee.responseBody)
+        let hasAPNsID = stream.pointee.hasAPNsID
+        var apnsID = InlineText()
+        if hasAPNsID {
+            swap(&apnsID, &stream.pointee.apnsID)
+            stream.pointee.hasAPNsID = false
+        }
+        let response = H2Response(tag: stream.pointee.tag, submittedAt: stream.pointee.submittedAt, streamID: streamID,
+                                  status: stream.pointee.status, apnsIDValue: consume apnsID, hasAPNsID: hasAPNsID,
+                                  uniqueID: stream.pointee.uniqueID, body: consume body)
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))
     }
@@ -182,24 +213,22 @@ extension H2ClientSession {
     /// An answer that broke HTTP's rules is a stream error, as nghttp2's own checks made it: the
     /// request's fate is unknown (`.lost`), and the stream is reset if our side is still sending.
     private func malformedResponse(index: Int, streamID: Int32) {
-        guard let session, let tag = streams.update(at: index, { stream -> UInt64? in
-            guard !stream.answered else { return nil }
-            stream.answered = true
-            return stream.tag
-        }), let tag else { return }
+        guard let session else { return }
+        streams[index].answered = true
         if nghttp2_session_get_stream_local_close(session, streamID) == 0 {
             _ = nghttp2_submit_rst_stream(session, H2Wire.flagNone, streamID, H2Wire.protocolError)
         }
-        events.append(.lost(tag: tag, cause: .streamReset(errorCode: H2Wire.protocolError)))
+        events.append(.lost(tag: streams[index].tag, cause: .streamReset(errorCode: H2Wire.protocolError)))
     }
 
     func requestHeadersSent(streamID: Int32) {
         guard let index = streamIndex(streamID) else { return }
-        streams[index]?.headersSent = true
+        streams[index].headersSent = true
     }
 
     func requestNotSent(streamID: Int32) {
-        guard let index = streamIndex(streamID), let stream = streams.remove(at: index) else { return }
+        guard let index = streamIndex(streamID) else { return }
+        let stream = streams.remove(at: index)
         let cause: H2NotProcessedCause = if let goaway = receivedGoaway, streamID > goaway.lastStreamID {
             .aboveGoawayLastStream
         } else {
@@ -209,9 +238,9 @@ extension H2ClientSession {
     }
 
     func streamClosed(streamID: Int32, errorCode: UInt32) {
-        guard let index = streamIndex(streamID), let stream = streams.remove(at: index), !stream.answered else {
-            return
-        }
+        guard let index = streamIndex(streamID) else { return }
+        let stream = streams.remove(at: index)
+        guard !stream.answered else { return }
         if errorCode == H2Wire.refusedStream {
             let aboveGoaway = receivedGoaway.map { streamID > $0.lastStreamID } ?? false
             events.append(.notProcessed(tag: stream.tag, cause: aboveGoaway ? .aboveGoawayLastStream : .refusedStream))
@@ -224,21 +253,36 @@ extension H2ClientSession {
 
     func readBody(index: Int, streamID: Int32, into buffer: UnsafeMutablePointer<UInt8>, length: Int,
                   flags: UnsafeMutablePointer<UInt32>) -> Int {
-        // In place: the body is read where the record holds it (`streams[index]?.body` would copy
-        // the slice, a retain and release per request).
-        let copied = streams.update(at: index) { stream -> Int? in
-            guard stream.streamID == streamID else { return nil }
-            let offset = stream.bodyOffset
-            let count = stream.body.withUnsafeBufferPointer { body -> Int in
-                let count = min(length, body.count - offset)
-                if let base = body.baseAddress, count > 0 { buffer.update(from: base + offset, count: count) }
-                return count
-            }
-            stream.bodyOffset = offset + count
-            if stream.bodyOffset == stream.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
-            return count
-        }
-        guard let copied, let count = copied else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        guard streams.holds(index, streamID) else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let stream = streams.state(at: index)
+        let offset = stream.pointee.bodyOffset
+        let bodyCount = stream.pointee.bodyCount
+        let count = min(length, bodyCount - offset)
+        stream.pointee.bodyOffset = offset + count
+        flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue
+        if offset + count == bodyCount { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
         return count
+    }
+
+    func sendData(index: Int, streamID: Int32, header: UnsafePointer<UInt8>, length: Int) -> Int32 {
+        // Not reached (nghttp2 drops the frame of a closed stream first); a stream error if it were.
+        guard streams.holds(index, streamID) else { return Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let stream = streams.state(at: index)
+        // `readBody` moved the offset past this frame's payload.
+        let payload = UnsafeBufferPointer(start: stream.pointee.bodyBase.map { $0 + (stream.pointee.bodyOffset - length) },
+                                          count: length)
+        switch dataTarget {
+        case .tls(let tls):
+            tls._withUnsafeGuaranteedRef { tls in
+                tls.queueFrameHeader(header)
+                if let base = payload.baseAddress, length > 0 { tls.queueOutput(base, count: length) }
+            }
+        case .array(let output):
+            output.pointee.append(contentsOf: UnsafeBufferPointer(start: header, count: H2ClientSession.frameHeaderBytes))
+            output.pointee.append(contentsOf: payload)
+        case .none:
+            return Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+        }
+        return 0
     }
 }

@@ -42,11 +42,14 @@ public final class H2ClientSession {
         }
     }
 
+    /// A request's state in flight (its body and template: `H2ClientStreams.References`).
     struct Stream {
         var streamID: Int32 = 0
-        var tag: UInt64
-        var submittedAt: UInt64
-        var body: ArraySlice<UInt8>
+        var tag: UInt64 = 0
+        var submittedAt: UInt64 = 0
+        /// The body's bytes, held by the slot's `References.body`.
+        var bodyBase: UnsafePointer<UInt8>?
+        var bodyCount = 0
         var bodyOffset = 0
         var headersSent = false
         var answered = false
@@ -61,9 +64,9 @@ public final class H2ClientSession {
         var receivedBodyBytes = 0
         /// The answer broke HTTP's rules (see `H2ClientCallbacks.makeSession`): it ends as a stream error.
         var malformed = false
-        /// The template the request was made from: nghttp2 reads its bytes (uncopied) when it
-        /// encodes the HEADERS frame, so it lives as long as the stream.
-        var template: H2RequestTemplate?
+        /// The session's `pathPrefixGeneration` whose prefix the slot's `:path` storage holds
+        /// (kept when the slot is blanked: the storage keeps its bytes).
+        var pathPrefixGeneration = 0
     }
 
     /// What the session was made with.
@@ -71,16 +74,24 @@ public final class H2ClientSession {
     @exclusivity(unchecked) var session: OpaquePointer?
     /// A `let`: calls on a constant class reference borrow it, where a `var` would be retained and
     /// released around each (one pair per call, several calls per request).
-    let streams = H2StreamTable<Stream>()
-    @exclusivity(unchecked) var events: [H2ClientEvent] = []
+    let streams = H2ClientStreams()
+    let events = H2EventQueue<H2ClientEvent>()
     let headerBlock = H2HeaderBlock()
-    /// The stream `streamIndex` found last, and its index (checked against the table on use).
-    @exclusivity(unchecked) var lastStreamID: Int32 = 0
-    @exclusivity(unchecked) var lastStreamIndex = 0
-    /// (table index, stream id) in submission order, ended streams skipped lazily: the oldest
-    /// request in flight for the response timeout.
-    @exclusivity(unchecked) var submitOrder: [(index: Int, streamID: Int32)] = []
-    @exclusivity(unchecked) var submitOrderHead = 0
+    /// The `:path` prefix that slots hold when their `pathPrefixGeneration` is this one (see
+    /// `setPath`): a slot reused by the same template's requests writes only the token.
+    @exclusivity(unchecked) var pathPrefix: [UInt8] = []
+    @exclusivity(unchecked) var pathPrefixGeneration = 0
+    /// `nghttp2_session_check_request_allowed` as of the last call into nghttp2 that can change it
+    /// (receive, drainOutput, a submit near the end of the stream ids): asked per request, it and
+    /// the server's limit were three calls into nghttp2.
+    @exclusivity(unchecked) var nghttp2AllowsRequests = true
+    /// Set for the length of a drain (nghttp2 asks for DATA only inside `nghttp2_session_mem_send`).
+    @exclusivity(unchecked) var dataTarget = DataTarget.none
+    /// The template whose request the header block holds, when the next request of it may change
+    /// `:path` alone (see `fillHeaderBlock`), and the first-request flags it was built with. Held:
+    /// the block points at the template's bytes.
+    @exclusivity(unchecked) var blockTemplate: H2RequestTemplate?
+    @exclusivity(unchecked) var blockNotFirst = false
     /// A request went out before: fields indexed on the first request only are never-indexed now.
     @exclusivity(unchecked) var hasSubmitted = false
     /// nghttp2's allocator for this session; freed after the nghttp2 session (see deinit).
@@ -125,6 +136,7 @@ public final class H2ClientSession {
     }
 
     static let windowSize: UInt32 = 1 << 30
+    static let frameHeaderBytes = 9
 
     // MARK: State the connection reads
 
@@ -132,9 +144,9 @@ public final class H2ClientSession {
     /// 1 while not authorized) minus in-flight; 0 once GOAWAY was received, `shutdown()` was called,
     /// or the session was terminated. Check it after every `receive` and `drainEvents`.
     public var freeStreamSlots: Int {
-        guard acceptsRequests, let session else { return 0 }
-        var limit = min(Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)),
-                        configuration.maxStreams)
+        guard acceptsRequests else { return 0 }
+        // The server's limit as `frameReceived` read it from nghttp2 after each of its SETTINGS.
+        var limit = min(lastKnownMaxConcurrentStreams, configuration.maxStreams)
         if !isAuthorized { limit = min(limit, 1) }
         return max(0, limit - streams.count)
     }
@@ -151,8 +163,11 @@ public final class H2ClientSession {
     /// New requests may be submitted (slots permitting): false after GOAWAY either way (including the
     /// one nghttp2 sends on a protocol error), `shutdown()` or `terminate()`.
     public var acceptsRequests: Bool {
-        guard let session, receivedGoaway == nil, !shutdownRequested else { return false }
-        return nghttp2_session_check_request_allowed(session) != 0
+        session != nil && receivedGoaway == nil && !shutdownRequested && nghttp2AllowsRequests
+    }
+
+    func refreshAllowsRequests() {
+        nghttp2AllowsRequests = session.map { nghttp2_session_check_request_allowed($0) != 0 } ?? false
     }
 
     /// nghttp2 wants more bytes from the peer; false once the session is done (after GOAWAY both ways
@@ -167,16 +182,7 @@ public final class H2ClientSession {
 
     /// The `submittedAt` of the oldest request still in flight (for a per-request response timeout).
     public func oldestInFlightSubmittedAt() -> UInt64? {
-        while submitOrderHead < submitOrder.count {
-            let entry = submitOrder[submitOrderHead]
-            if streams[entry.index]?.streamID == entry.streamID, let submittedAt = streams[entry.index]?.submittedAt {
-                return submittedAt
-            }
-            submitOrderHead += 1
-        }
-        submitOrder.removeAll(keepingCapacity: true)
-        submitOrderHead = 0
-        return nil
+        streams.oldestSubmittedAt()
     }
 
     // MARK: Requests (submitting: H2ClientSessionRequests.swift)
@@ -200,6 +206,7 @@ public final class H2ClientSession {
     public func receive(_ bytes: [UInt8]) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        refreshAllowsRequests()
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
@@ -207,6 +214,7 @@ public final class H2ClientSession {
     public func receive(_ bytes: ArraySlice<UInt8>) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = bytes.withUnsafeBytes { H2Wire.receive(session, $0) }
+        refreshAllowsRequests()
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
@@ -215,6 +223,7 @@ public final class H2ClientSession {
     func receive(_ bytes: UnsafeRawBufferPointer) throws(H2Error) {
         guard let session else { throw .terminated }
         let result = H2Wire.receive(session, bytes)
+        refreshAllowsRequests()
         if result < 0 { throw H2Error(nghttp2Code: result) }
     }
 
@@ -224,21 +233,47 @@ public final class H2ClientSession {
     @discardableResult
     public func drainOutput(into buffer: inout [UInt8], limit: Int = 1 << 20) throws(H2Error) -> Int {
         guard let session else { return 0 }
-        return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
+        defer { refreshAllowsRequests() }
+        // Through one pointer: DATA payloads are appended from nghttp2's send_data callback
+        // (`sendData`) in the middle of the loop.
+        return try withUnsafeMutablePointer(to: &buffer) { output throws(H2Error) -> Int in
+            let before = output.pointee.count
+            dataTarget = .array(output)
+            defer { dataTarget = .none }
+            while output.pointee.count < limit {
+                var chunk: UnsafePointer<UInt8>? = nil
+                let length = nghttp2_session_mem_send(session, &chunk)
+                if length < 0 { throw H2Error(nghttp2Code: length) }
+                guard length > 0, let chunk else { break }
+                output.pointee.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
+            }
+            return output.pointee.count - before
+        }
+    }
+
+    /// `drainOutput(into:limit:)` straight into `tls`'s output queue, stopping once `limit` bytes
+    /// wait there (the connection's write path).
+    func drainOutput(into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
+        guard let session else { return 0 }
+        defer { refreshAllowsRequests() }
+        let before = tls.pendingOutputCount
+        dataTarget = .tls(Unmanaged.passUnretained(tls))
+        defer { dataTarget = .none }
+        _ = try H2Wire.drainOutput(session, into: tls, limit: limit)
+        return tls.pendingOutputCount - before
+    }
+
+    /// Where a drain puts the DATA payloads nghttp2 leaves to `sendData` (NGHTTP2_DATA_FLAG_NO_COPY).
+    enum DataTarget {
+        case none
+        case array(UnsafeMutablePointer<[UInt8]>)
+        case tls(Unmanaged<TLSSession>)
     }
 
     /// Hands every queued event to `handle`, in order, then forgets them. `handle` may call back into
     /// the session (submit, ping, shutdown, terminate); events that causes are delivered in this call.
     public func drainEvents(_ handle: (H2ClientEvent) -> Void) {
-        var index = 0
-        while index < events.count {
-            // Moved out (a trivial case left behind), not copied: no retain and release per event.
-            var event = H2ClientEvent.pingAcknowledged
-            swap(&event, &events[index])
-            index += 1
-            handle(event)
-        }
-        events.removeAll(keepingCapacity: true)
+        while !events.isEmpty { handle(events.removeFirst()) }
     }
 
     /// Events are waiting for `drainEvents`.
@@ -254,6 +289,7 @@ public final class H2ClientSession {
         try H2Wire.check(nghttp2_submit_goaway(session, H2Wire.flagNone,
                                                nghttp2_session_get_last_proc_stream_id(session),
                                                NGHTTP2_NO_ERROR.rawValue, nil, 0))
+        refreshAllowsRequests()
     }
 
     /// The connection is gone (reset, EOF, timeout, protocol error): every request in flight comes back,
@@ -261,14 +297,11 @@ public final class H2ClientSession {
     /// `.notProcessed(.neverSent)`; the nghttp2 session is freed. Safe to call more than once.
     public func terminate() {
         guard let session else { return }
-        for stream in streams.all {
+        for stream in streams.removeAll() {
             events.append(stream.headersSent
                 ? .lost(tag: stream.tag, cause: .connectionLost)
                 : .notProcessed(tag: stream.tag, cause: .neverSent))
         }
-        streams.removeAll()
-        submitOrder.removeAll()
-        submitOrderHead = 0
         nghttp2_session_del(session)
         self.session = nil
     }

@@ -82,6 +82,15 @@ final class H2HeaderBlock {
         count += 1
     }
 
+    /// Points field `position` (appended before) at other bytes, with other flags: a session's
+    /// request that differs from the one before only in `:path` changes that field alone.
+    func replaceValue(at position: Int, value: UnsafePointer<UInt8>?, count valueCount: Int, flags: UInt8) {
+        precondition(position < count, "H2HeaderBlock: no such field")
+        fields[position].value = UnsafeMutablePointer(mutating: value)
+        fields[position].valuelen = valueCount
+        fields[position].flags = flags
+    }
+
     /// Appends `template`'s ready-made fields (they point at the template's bytes, uncopied: the
     /// template must live until the request's HEADERS frame is encoded).
     func append(_ template: H2RequestTemplate, notFirst: Bool) {

@@ -17,7 +17,8 @@ import CNGHTTP2
 public final class H2RequestTemplate: @unchecked Sendable {
     /// The method's bytes, in storage of their own (nghttp2 reads them without copying).
     let method: UnsafeBufferPointer<UInt8>
-    let pathPrefix: [UInt8]
+    /// The `:path` prefix, in storage of its own (read per request without touching a reference count).
+    let pathPrefix: UnsafeBufferPointer<UInt8>
     /// The fields' names and values, back to back; the entries point into it.
     private let storage: UnsafeMutablePointer<UInt8>
     /// The fields as a session's first request sends them, and as every later one does (the
@@ -35,7 +36,9 @@ public final class H2RequestTemplate: @unchecked Sendable {
         let methodStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, method.utf8.count))
         _ = methodStorage.initialize(from: method.utf8)
         self.method = UnsafeBufferPointer(rebasing: methodStorage[..<method.utf8.count])
-        self.pathPrefix = Array(pathPrefix.utf8)
+        let prefixStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, pathPrefix.utf8.count))
+        _ = prefixStorage.initialize(from: pathPrefix.utf8)
+        self.pathPrefix = UnsafeBufferPointer(rebasing: prefixStorage[..<pathPrefix.utf8.count])
         self.headers = headers
         let bytes = headers.flatMap { Array($0.name.utf8) + Array($0.value.utf8) }
         byteCount = bytes.count
@@ -63,6 +66,7 @@ public final class H2RequestTemplate: @unchecked Sendable {
 
     deinit {
         UnsafeMutableRawPointer(mutating: method.baseAddress)?.deallocate()
+        UnsafeMutableRawPointer(mutating: pathPrefix.baseAddress)?.deallocate()
         storage.deallocate()
         firstEntries.deallocate()
         laterEntries.deallocate()

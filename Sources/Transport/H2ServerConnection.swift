@@ -200,9 +200,7 @@ public final class H2ServerConnection: ReactorHandler {
         guard !isClosed, !isHalfClosed else { return }
         do {
             while true {
-                let produced = try tls.appendOutput { (buffer) throws(H2Error) -> Int in
-                    try session.drainOutput(into: &buffer, limit: H2ServerConnection.drainLimit)
-                }
+                let produced = try session.drainOutput(into: tls, limit: H2ServerConnection.drainLimit)
                 let sentAll = try tls.flush()
                 if !sentAll || produced == 0 || !session.wantsWrite { break }
             }

@@ -249,6 +249,13 @@ public final class H2ServerSession {
         return try H2Wire.drainOutput(session, into: &buffer, limit: limit)
     }
 
+    /// `drainOutput(into:limit:)` straight into `tls`'s output queue, stopping once `limit` bytes
+    /// wait there.
+    func drainOutput(into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
+        guard let session else { return 0 }
+        return try H2Wire.drainOutput(session, into: tls, limit: limit)
+    }
+
     /// Hands every queued event to `handle`, in order (it may call `respond` and the rest), then
     /// forgets them.
     public func drainEvents(_ handle: (H2ServerEvent) -> Void) {

@@ -42,8 +42,7 @@ public final class TLSSession {
 
     private let ssl: OpaquePointer  // SSL*
     private let readBuffer: UnsafeMutableRawBufferPointer
-    private var output: [UInt8] = []
-    private var outputStart = 0
+    private let output = TLSOutputQueue()
     private var failed = false
     /// The first record header received during a client handshake: a count (0 or 5), then the bytes.
     private let firstRecordHeader: UnsafeMutablePointer<UInt8> = {
@@ -201,71 +200,64 @@ public final class TLSSession {
 
     /// Appends bytes to the output queue; nothing is sent until `flush()`.
     public func queueOutput(_ bytes: UnsafeRawBufferPointer) {
-        output.append(contentsOf: bytes)
+        if let base = bytes.baseAddress { output.append(base, count: bytes.count) }
     }
 
     /// `queueOutput(_:)` for an array.
     public func queueOutput(_ bytes: [UInt8]) {
-        output.append(contentsOf: bytes)
+        bytes.withUnsafeBytes { queueOutput($0) }
     }
 
-    /// Lets a producer append straight into the output queue, with no intermediate copy, e.g.
-    /// `try tls.appendOutput { try h2.drainOutput(into: &$0, limit: 1 << 20) }`. The buffer then
-    /// holds only unsent bytes, so a producer's size limit caps what is pending. Only append.
+    /// `queueOutput(_:)` for the transport's own producers (nghttp2's output chunks).
+    @inline(__always)
+    func queueOutput(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        output.append(bytes, count: count)
+    }
+
+    /// Queues an HTTP/2 frame header (9 bytes).
+    @inline(__always)
+    func queueFrameHeader(_ header: UnsafePointer<UInt8>) {
+        output.appendFrameHeader(header)
+    }
+
+    /// Lets a producer append to an array whose bytes are then queued, e.g.
+    /// `try tls.appendOutput { try h2.drainOutput(into: &$0, limit: 1 << 20) }`. The array starts
+    /// empty; a producer's size limit caps what it adds (`pendingOutputCount` tells what waits).
     public func appendOutput<Result, Failure: Error>(
         _ produce: (inout [UInt8]) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        if outputStart > 0 {
-            output.removeFirst(outputStart)
-            outputStart = 0
-        }
-        let before = output.count
-        defer { precondition(output.count >= before, "TLSSession.appendOutput: the producer removed queued bytes") }
-        return try produce(&output)
+        try output.append(producing: produce)
     }
 
     /// Bytes queued and not yet accepted by the socket.
-    public var pendingOutputCount: Int { output.count - outputStart }
+    public var pendingOutputCount: Int { output.pendingCount }
 
     /// True while output waits for the socket: keep writable interest on exactly then.
-    public var wantsWritable: Bool { output.count > outputStart }
+    public var wantsWritable: Bool { output.pendingCount > 0 }
 
     /// Encrypts and sends the queued output with one SSL_write per call of this loop (OpenSSL
     /// cuts it into 16 KiB records). Returns true when everything went out, false when the
     /// socket would block (the rest stays queued).
     @discardableResult
     public func flush() throws(TLSError) -> Bool {
-        while outputStart < output.count {
+        while output.pendingCount > 0 {
             ERR_clear_error()
-            let length = Int32(clamping: output.count - outputStart)
-            let start = outputStart
-            let written = output.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + start, length) }
+            let written = SSL_write(ssl, output.unsent, Int32(clamping: output.pendingCount))
             if written > 0 {
-                outputStart += Int(written)
+                output.sent(Int(written))
                 continue
             }
             let error = SSL_get_error(ssl, written)
             let code = errno
             if error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ {
-                compactOutput()
+                output.compact()
                 return false
             }
             failed = true
             throw TLSFailure.classify(ssl: ssl, sslError: error, errno: code, errors: OpenSSLErrors.take(),
                                       peer: peer, isServer: context.isServer, duringHandshake: false)
         }
-        output.removeAll(keepingCapacity: true)
-        outputStart = 0
         return true
-    }
-
-    /// Drops the sent prefix once it dominates, so a connection that never fully drains does not
-    /// grow without bound. (The retry after a would-block may then see the bytes at a new
-    /// address; SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER allows that.)
-    private func compactOutput() {
-        guard outputStart >= 256 * 1024, outputStart * 2 >= output.count else { return }
-        output.removeFirst(outputStart)
-        outputStart = 0
     }
 
     // MARK: Closing

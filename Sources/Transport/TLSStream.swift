@@ -58,7 +58,7 @@ public final class TLSStream: ReactorHandler {
     /// Queues `bytes`; call `flush()` to send what is queued.
     public func queue(_ bytes: [UInt8]) { session.queueOutput(bytes) }
 
-    /// Lets a producer append straight into the output queue (no intermediate copy).
+    /// Lets a producer append to an array whose bytes are then queued (one copy into the queue).
     public func appendOutput(_ produce: (inout [UInt8]) -> Void) { session.appendOutput(produce) }
 
     /// Sends what is queued, as far as the socket takes it; the rest goes when it is writable.
