@@ -10,25 +10,31 @@ import Glibc
 /// empty, `callWhenAvailable(_:)`: the next `put` runs the callback (which typically posts a
 /// wake-up to that reactor).
 ///
-/// Shared by several threads behind its pthread mutex; every stored property is touched under it.
+/// Shared by several threads behind its pthread mutex; every stored property is touched under it
+/// (the slots `lend` hands out excepted, which no other thread touches until they are given back).
+/// `HandOffQueue+Lend` has the paths that move elements in and out by the run.
 public final class HandOffQueue<Element>: @unchecked Sendable {
     // Allocated, not stored inline: pthread objects must not move, and `&property` gives no
     // stable address.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    @exclusivity(unchecked) private var ring: [Element?]
-    @exclusivity(unchecked) private var head = 0
-    @exclusivity(unchecked) private var count = 0
-    @exclusivity(unchecked) private var closed = false
-    @exclusivity(unchecked) private var availabilityCallbacks: [@Sendable () -> Void] = []
+    /// The slots; those from `head` on, `count` of them (wrapping), hold elements, the rest are
+    /// uninitialized. Raw memory, not an array of optionals: elements move in and out by the run
+    /// (one copy for a batch), and no free slot needs a nil written and destroyed through the
+    /// optional's generic value witnesses.
+    let ring: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) var head = 0
+    @exclusivity(unchecked) var count = 0
+    @exclusivity(unchecked) var closed = false
+    @exclusivity(unchecked) var availabilityCallbacks: [@Sendable () -> Void] = []
     /// How many elements a consumer blocked in `waitForBatch` waits for (0: none waits). A put
     /// wakes it only once that many are there, not for every small batch.
     @exclusivity(unchecked) private var consumerWants = 0
     /// Producers blocked on a full queue are woken once a quarter of it is free again, not each
     /// time a consumer takes a few: fewer wake-ups, so fewer context switches on a busy core.
     @exclusivity(unchecked) private var producersWaiting = 0
-    private var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
+    var roomToWakeProducers: Int { Swift.max(1, capacity / 4) }
     /// A producer's bell (`ringWhenRoom`), rung once `roomWanted` elements are free.
     @exclusivity(unchecked) private var roomBell: Doorbell?
     @exclusivity(unchecked) private var roomWanted = 0
@@ -40,7 +46,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     public init(capacity: Int) {
         precondition(capacity > 0, "a hand-off queue needs room for at least one element")
         self.capacity = capacity
-        ring = Array(repeating: nil, count: capacity)
+        ring = .allocate(capacity: capacity)
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -51,6 +57,10 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     }
 
     deinit {
+        let first = Swift.min(count, capacity - head)
+        (ring + head).deinitialize(count: first)
+        ring.deinitialize(count: count - first)
+        ring.deallocate()
         pthread_cond_destroy(notEmpty)
         pthread_cond_destroy(notFull)
         pthread_mutex_destroy(mutex)
@@ -77,15 +87,9 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         if !closed && capacity - count >= total {
             // Room for all: fill the ring from the back, as removeLast moves elements out.
             var slot = head + count + total
-            ring.withUnsafeMutableBufferPointer { ring in
-                let base = ring.baseAddress!
-                while let element = elements.popLast() {
-                    slot -= 1
-                    // A free slot holds nil, nothing to release: initializing over it is a plain
-                    // move, where assigning destroyed the nil through the optional's generic value
-                    // witnesses (~60 instructions an element for a record).
-                    (base + (slot < capacity ? slot : slot - capacity)).initialize(to: consume element)
-                }
+            while let element = elements.popLast() {
+                slot -= 1
+                (ring + (slot < capacity ? slot : slot - capacity)).initialize(to: consume element)
             }
             count += total
             signalConsumer()
@@ -115,7 +119,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         let taken = closed ? 0 : Swift.min(elements.count, capacity - count)
         for index in 0..<taken {
             let tail = head + count + index
-            ring[tail < capacity ? tail : tail - capacity] = elements[index]
+            (ring + (tail < capacity ? tail : tail - capacity)).initialize(to: elements[index])
         }
         count += taken
         var callbacks: [@Sendable () -> Void] = []
@@ -135,28 +139,10 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         var taken = 0
         pthread_mutex_lock(mutex)
         while taken < total {
-            if count == capacity && !closed {
-                // Full: wait until a quarter is free (or what is left to put fits).
-                let room = Swift.min(total - taken, roomToWakeProducers)
-                while capacity - count < room && !closed {
-                    pthread_cond_broadcast(notEmpty)
-                    if !availabilityCallbacks.isEmpty {
-                        // Consumers waiting for a wake-up must get it before we wait for them.
-                        swap(&callbacks, &availabilityCallbacks)
-                        pthread_mutex_unlock(mutex)
-                        for callback in callbacks { callback() }
-                        callbacks.removeAll()
-                        pthread_mutex_lock(mutex)
-                        continue
-                    }
-                    producersWaiting += 1
-                    pthread_cond_wait(notFull, mutex)
-                    producersWaiting -= 1
-                }
-            }
+            if count == capacity && !closed { waitForRoomLocked(Swift.min(total - taken, roomToWakeProducers)) }
             if closed { break }
             let tail = head + count
-            ring[tail < capacity ? tail : tail - capacity] = next()
+            (ring + (tail < capacity ? tail : tail - capacity)).initialize(to: next())
             count += 1
             taken += 1
         }
@@ -167,6 +153,26 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
         for callback in callbacks { callback() }
         return taken
+    }
+
+    /// Full: waits (mutex held, released while waiting) until `room` elements are free or the
+    /// queue is closed; a quarter of it, or what is left to put, so producers wake less often.
+    func waitForRoomLocked(_ room: Int) {
+        while capacity - count < room && !closed {
+            pthread_cond_broadcast(notEmpty)
+            if !availabilityCallbacks.isEmpty {
+                // Consumers waiting for a wake-up must get it before we wait for them.
+                var callbacks: [@Sendable () -> Void] = []
+                swap(&callbacks, &availabilityCallbacks)
+                pthread_mutex_unlock(mutex)
+                for callback in callbacks { callback() }
+                pthread_mutex_lock(mutex)
+                continue
+            }
+            producersWaiting += 1
+            pthread_cond_wait(notFull, mutex)
+            producersWaiting -= 1
+        }
     }
 
     /// Puts one element, waiting for room; false when the queue is closed.
@@ -193,17 +199,18 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         waitForBatch(min: min, timeoutSeconds: timeoutSeconds) { takeLocked(max: max, into: &batch) }
     }
 
-    /// `waitForBatch` into optionals, for a consumer that moves elements out again with `take()`:
-    /// an element moved into a local is one the consumer owns, which it can lend to calls without
-    /// copying (one borrowed in place from an array is copied around any call that might write memory).
-    public func waitForBatch(min: Int = 1, max: Int, timeoutSeconds: Double, into batch: inout [Element?]) -> Bool {
-        waitForBatch(min: min, timeoutSeconds: timeoutSeconds) { takeLocked(max: max, into: &batch) }
-    }
-
     /// Waits as `waitForBatch` says, then runs `take` (which returns how many it took) under the mutex.
     private func waitForBatch(min: Int, timeoutSeconds: Double, take: () -> Int) -> Bool {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        waitLocked(min: min, timeoutSeconds: timeoutSeconds)
+        let taken = take()
+        return !(closed && count == 0 && taken == 0)
+    }
+
+    /// Waits (mutex held, released while waiting) until `min` elements (at least one, at most
+    /// `capacity`) are there, the queue is closed, or `timeoutSeconds` passed.
+    func waitLocked(min: Int, timeoutSeconds: Double) {
         let wanted = Swift.min(Swift.max(1, min), capacity)
         if count < wanted && !closed {
             var deadline = timespec()
@@ -217,8 +224,6 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
             }
             consumerWants = 0
         }
-        let taken = take()
-        return !(closed && count == 0 && taken == 0)
     }
 
     /// Wakes a consumer waiting in `waitForBatch` now, however few elements there are (say, when
@@ -230,7 +235,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
     }
 
     /// Called with the mutex held after elements were added.
-    private func signalConsumer() {
+    func signalConsumer() {
         if consumerWants > 0 && count >= consumerWants { pthread_cond_broadcast(notEmpty) }
     }
 
@@ -299,7 +304,7 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         batch.reserveCapacity(batch.count + taken)
         for _ in 0..<taken {
             // Moved out, not copied: no retain here and release there per element.
-            batch.append(ring[head].take()!)
+            batch.append((ring + head).move())
             head += 1
             if head == capacity { head = 0 }
         }
@@ -312,23 +317,17 @@ public final class HandOffQueue<Element>: @unchecked Sendable {
         let taken = Swift.min(max, count)
         guard taken > 0 else { return 0 }
         batch.reserveCapacity(batch.count + taken)
-        ring.withUnsafeMutableBufferPointer { ring in
-            let base = ring.baseAddress!
-            for _ in 0..<taken {
-                // Moved out and the slot set to nil by hand: `take()` on the array's element went
-                // through the optional's generic value witnesses (~150 instructions a record).
-                batch.append((base + head).move())
-                (base + head).initialize(to: nil)
-                head += 1
-                if head == capacity { head = 0 }
-            }
+        for _ in 0..<taken {
+            batch.append((ring + head).move())
+            head += 1
+            if head == capacity { head = 0 }
         }
         tookLocked(taken)
         return taken
     }
 
     /// Called with the mutex held after `taken` elements left the ring.
-    private func tookLocked(_ taken: Int) {
+    func tookLocked(_ taken: Int) {
         count -= taken
         // The bell's own lock is taken inside this one; its waiter never holds a queue's.
         if let bell = roomBell, capacity - count >= roomWanted {

@@ -73,34 +73,26 @@ final class ResultWriter: @unchecked Sendable {
 
     /// Runs on the writer thread until every row is recorded.
     func run() {
-        var batch: [RowResult?] = []
-        batch.reserveCapacity(4096)
         var count = 0
         if carriedRows > 0 { latencyBuckets = LatencyBuckets(summary.latency) }
         recorder?.begin(summary: summary, latency: latencyBuckets)
         while true {
-            batch.removeAll(keepingCapacity: true)
             // Woken per 1,024 records rather than per worker hand-off (a context switch each, on
             // the client's one core), or after 50 ms, or sooner for the run's last rows.
             let known = rowsRead.load(ordering: .acquiring)
             let total = known >= 0 ? known : expectedRows
             let wanted = total.map { Swift.max(1, Swift.min(1024, $0 - count)) } ?? 1024
-            let open = queue.waitForBatch(min: wanted, max: 4096, timeoutSeconds: 0.05, into: &batch)
-            // Each record moves out into a local and is lent from there: iterating the array, or
-            // lending a record in place, copies it (a retain and release of each of its references).
-            if let onOutcome {
-                for index in batch.indices {
-                    guard let record = batch[index].take() else { continue }
+            // Each record moves out of the queue's slot to the closure and is lent from there:
+            // lending a record in place copies it (a retain and release of each of its references).
+            let (lent, open) = if let onOutcome {
+                queue.lend(min: wanted, max: 4096, timeoutSeconds: 0.05) { record in
                     write(record)
                     onOutcome(labelled(record))
                 }
             } else {
-                for index in batch.indices {
-                    guard let record = batch[index].take() else { continue }
-                    write(record)
-                }
+                queue.lend(min: wanted, max: 4096, timeoutSeconds: 0.05) { record in write(record) }
             }
-            count += batch.count
+            count += lent
             recorded.store(count, ordering: .releasing)
             let now = ContinuousClock.now
             flushIfDue(now)

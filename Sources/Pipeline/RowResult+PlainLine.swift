@@ -42,21 +42,24 @@ extension RowResult {
                               unregisteredAt: unregisteredAt, latencyMs: latencyMs,
                               retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf,
                               uniqueID: uniqueID)
-        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsIDValue,
-                                  hasAPNsID: hasAPNsID, suffix: suffix) { body(scalars, $0) }
+        return Self.withLineTexts(token: deviceToken, reason: reason, endpoint: endpoint, apnsID: apnsIDBytes,
+                                  apnsIDOverflow: apnsIDOverflow, hasAPNsID: hasAPNsID, suffix: suffix) {
+            body(scalars, $0)
+        }
     }
 
     /// The record's text read in place, each field borrowed by the closures (a `borrowing`
     /// parameter is never copied): capturing copies of them cost the apns-id's copy and
     /// destruction (through its type's value witnesses, ~210 instructions a line).
     private static func withLineTexts<Result>(token: borrowing ArraySlice<UInt8>, reason: borrowing String?,
-                                              endpoint: borrowing String?, apnsID: borrowing InlineText,
-                                              hasAPNsID: Bool, suffix: UnsafeBufferPointer<UInt8>?,
+                                              endpoint: borrowing String?, apnsID: InlineBytes,
+                                              apnsIDOverflow: borrowing String?, hasAPNsID: Bool,
+                                              suffix: UnsafeBufferPointer<UInt8>?,
                                               _ body: (LineTexts) -> Result) -> Result {
         token.withUnsafeBufferPointer { token in
             withUTF8(of: reason) { reason in
                 withUTF8(of: endpoint) { endpoint in
-                    withBytes(of: apnsID, present: hasAPNsID) { apnsID in
+                    withBytes(of: apnsID, overflow: apnsIDOverflow, present: hasAPNsID) { apnsID in
                         body(LineTexts(token: token, reason: reason, endpoint: endpoint, apnsID: apnsID, suffix: suffix))
                     }
                 }
@@ -73,10 +76,11 @@ extension RowResult {
         return contiguous.withUTF8 { body($0) }
     }
 
-    private static func withBytes<Result>(of text: borrowing InlineText, present: Bool,
+    private static func withBytes<Result>(of bytes: InlineBytes, overflow: borrowing String?, present: Bool,
                                           _ body: (UnsafeBufferPointer<UInt8>?) -> Result) -> Result {
         guard present else { return body(nil) }
-        return text.withUnsafeBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
+        if overflow != nil { return withUTF8(of: overflow, body) }
+        return bytes.withUnsafeBytes { body($0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// A line's text as bytes; nil for a field the line writes as `null`.

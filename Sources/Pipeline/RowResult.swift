@@ -16,9 +16,12 @@ struct RowResult: Sendable {
     let reason: String?
     /// APNs' `apns-id`: its text (empty without one) and whether there was one. Not an
     /// `InlineText?`, which is copied and destroyed through the runtime's generic enum witnesses
-    /// (~100 instructions each, a few times a row).
-    let apnsIDValue: InlineText
+    /// (~100 instructions each, a few times a row), nor an `InlineText`, whose copies are calls
+    /// (~100 instructions a row): its bytes as plain memory, and the rare longer value apart.
+    let apnsIDBytes: InlineBytes
+    let apnsIDOverflow: String?
     let hasAPNsID: Bool
+    var apnsIDValue: InlineText { InlineText(apnsIDBytes, overflow: apnsIDOverflow) }
     var apnsID: InlineText? { hasAPNsID ? apnsIDValue : nil }
     let attempts: Int
     let unregisteredAt: Int64?
@@ -43,15 +46,17 @@ struct RowResult: Sendable {
          endpoint: String? = nil, retriedAfterConnectionLoss: Bool = false, duplicateOf: Int = 0,
          uniqueID: UUIDBytes? = nil, lane: UInt16 = 0, environmentCode: UInt8 = 0, fallbackFrom: UInt8 = 0) {
         self.init(row: row, deviceToken: deviceToken, outcome: outcome, status: status, reason: reason,
-                  apnsIDValue: apnsID ?? InlineText(), hasAPNsID: apnsID != nil, attempts: attempts,
+                  apnsIDBytes: apnsID?.inlineBytes ?? InlineBytes(), apnsIDOverflow: apnsID?.overflowText,
+                  hasAPNsID: apnsID != nil, attempts: attempts,
                   unregisteredAt: unregisteredAt, latencyMs: latencyMs, endpoint: endpoint,
                   retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf, uniqueID: uniqueID,
                   lane: lane, environmentCode: environmentCode, fallbackFrom: fallbackFrom)
     }
 
-    /// The apns-id as an answer holds it (`H2Response.apnsIDValue`, `hasAPNsID`).
+    /// The apns-id as an answer holds it (`H2Response.apnsIDValue`'s parts, `hasAPNsID`).
     init(row: Int, deviceToken: ArraySlice<UInt8>, outcome: Outcome, status: Int, reason: String?,
-         apnsIDValue: InlineText, hasAPNsID: Bool, attempts: Int, unregisteredAt: Int64?, latencyMs: Double?,
+         apnsIDBytes: InlineBytes, apnsIDOverflow: String?, hasAPNsID: Bool, attempts: Int, unregisteredAt: Int64?,
+         latencyMs: Double?,
          endpoint: String?, retriedAfterConnectionLoss: Bool, duplicateOf: Int = 0,
          uniqueID: UUIDBytes?, lane: UInt16, environmentCode: UInt8 = 0, fallbackFrom: UInt8) {
         self.row = row
@@ -59,7 +64,8 @@ struct RowResult: Sendable {
         self.outcome = outcome
         self.status = status
         self.reason = reason
-        self.apnsIDValue = apnsIDValue
+        self.apnsIDBytes = apnsIDBytes
+        self.apnsIDOverflow = apnsIDOverflow
         self.hasAPNsID = hasAPNsID
         self.attempts = attempts
         self.unregisteredAt = unregisteredAt

@@ -31,7 +31,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var ready = JobQueue()
     @exclusivity(unchecked) var inFlight = InFlightJobs()
     @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    @exclusivity(unchecked) var finished: [RowResult] = []
+    /// Records on their way to the writer (`publish`).
+    @exclusivity(unchecked) var finished = HandOffBatch<RowResult>(capacity: 512)
     /// Jobs whose rows ended here, on their way back to the reader (`JobPool`).
     @exclusivity(unchecked) var spentJobs = SpentJobs()
     @exclusivity(unchecked) var retryPolicy: RetryPolicy
@@ -292,8 +293,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             }
             // The job's last use: its record takes over its bytes.
             finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
-                             reason: answer.reasonText, apnsIDValue: response.apnsIDValue,
-                             hasAPNsID: response.hasAPNsID, attempts: job.attempts,
+                             reason: answer.reasonText, apnsIDBytes: response.apnsIDValue.inlineBytes,
+                             apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
+                             attempts: job.attempts,
                              unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                              latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                              retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,

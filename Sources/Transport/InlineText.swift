@@ -46,6 +46,21 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
     /// No bytes held.
     public var isEmpty: Bool { count == 0 }
 
+    /// The bytes when they fit (an APNs value always does), as a plain value; none otherwise.
+    public var inlineBytes: InlineBytes { InlineBytes(words: words, count: overflow == nil ? count : 0) }
+
+    /// The text when it is longer than `capacity` (held whole); nil otherwise.
+    public var overflowText: String? { overflow }
+
+    /// The text of `inlineBytes` or, when there is one, of `overflowText`.
+    public init(_ bytes: InlineBytes, overflow: String?) {
+        if let overflow {
+            self.init(overflow)
+        } else {
+            self = bytes.withUnsafeBytes { InlineText($0.assumingMemoryBound(to: UInt8.self)) }
+        }
+    }
+
     /// Appends the bytes held to `out`.
     public func append(to out: inout [UInt8]) {
         withUnsafeBytes { out.append(contentsOf: $0) }

@@ -25,7 +25,8 @@ import Testing
         #expect(table.remove(tag: tags[2]) == nil, "an old tag does not find the slot's new job")
         #expect(table.remove(tag: reusedTag) === later)
         for (index, tag) in tags.enumerated() where index != 2 { #expect(table.remove(tag: tag) === jobs[index]) }
-        #expect(table.isEmpty)
+        let empty = table.isEmpty
+        #expect(empty)
     }
 
     @Test func nextTagIsTheTagInsertGivesAFreshOrReusedSlot() {
@@ -41,7 +42,30 @@ import Testing
         #expect(table.insert(third) == reused)
         #expect(table.remove(tag: secondTag) === second)
         #expect(table.remove(tag: reused) === third)
-        #expect(table.isEmpty)
+        let empty = table.isEmpty
+        #expect(empty)
+    }
+
+    /// Past the table's first room (64 slots) it grows with every job still found by its tag, and
+    /// the jobs still in it when it goes are released with it.
+    @Test func aGrowingTableKeepsEveryJobAndReleasesWhatItHoldsWhenItGoes() {
+        weak var kept: Job?
+        do {
+            var table = InFlightJobs()
+            let jobs = (0..<300).map(job)
+            var tags = jobs.prefix(150).map { table.insert($0) }
+            for index in stride(from: 0, to: 150, by: 2) { #expect(table.remove(tag: tags[index]) === jobs[index]) }
+            tags += jobs[150...].map { table.insert($0) }
+            #expect(table.count == 225)
+            for index in stride(from: 1, to: 300, by: 2) { #expect(table.remove(tag: tags[index]) === jobs[index]) }
+            for index in stride(from: 150, to: 300, by: 2) { #expect(table.remove(tag: tags[index]) === jobs[index]) }
+            let empty = table.isEmpty
+            #expect(empty)
+            let last = job(7)
+            kept = last
+            table.insert(last)
+        }
+        #expect(kept == nil)
     }
 
     @Test func rowsBeyondTheSlotBitsStillFindTheirJob() {

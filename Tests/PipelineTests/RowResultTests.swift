@@ -55,17 +55,22 @@ import ZstdFile
         #expect(String(decoding: line, as: UTF8.self).contains(#""apns_id":"a\"b\\c""#))
     }
 
-    /// The apns-id travels from the answer to the line as text and a flag (`H2Response.apnsIDValue`,
-    /// `hasAPNsID`): an empty header is `""`, no header `null`, on both paths and in the log.
-    @Test func anEmptyApnsIDIsWrittenAsEmptyTextAndAMissingOneAsNull() throws {
+    /// The apns-id travels from the answer to the line as text and a flag (`H2Response.apnsIDValue`'s
+    /// inline bytes, or its text when longer than they hold, and `hasAPNsID`): an empty header is
+    /// `""`, no header `null`, a long one whole (escaped where it needs it), on both paths.
+    @Test func anEmptyApnsIDIsWrittenAsEmptyTextAMissingOneAsNullAndALongOneWhole() throws {
+        let long = String(repeating: "5e5ac3a4-", count: 8)
         for (value, present, expected) in [("", true, #""apns_id":"","#), ("", false, #""apns_id":null,"#),
-                                           ("5e5ac3a4", true, #""apns_id":"5e5ac3a4","#)] {
+                                           ("5e5ac3a4", true, #""apns_id":"5e5ac3a4","#),
+                                           (long, true, #""apns_id":""# + long + #"","#),
+                                           (long + "\"", true, "\"apns_id\":\"" + long + "\\\"\",")] {
             let response = H2Response(tag: 1, submittedAt: 0, streamID: 1, status: 200, apnsIDValue: InlineText(value),
                                       hasAPNsID: present, body: [])
             #expect(response.apnsIDText == (present ? InlineText(value) : nil))
             for token in ["ab", "a\"b"] {
                 let result = RowResult(row: 1, deviceToken: Array(token.utf8)[...], outcome: .delivered, status: 200,
-                                       reason: nil, apnsIDValue: response.apnsIDValue, hasAPNsID: response.hasAPNsID,
+                                       reason: nil, apnsIDBytes: response.apnsIDValue.inlineBytes,
+                                       apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
                                        attempts: 1, unregisteredAt: nil, latencyMs: 1.5, endpoint: "h:1",
                                        retriedAfterConnectionLoss: false, uniqueID: nil, lane: 0, fallbackFrom: 0)
                 var line: [UInt8] = []
