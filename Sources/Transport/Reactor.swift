@@ -101,7 +101,15 @@ public final class Reactor: @unchecked Sendable {
             localWork.append(work)
             return
         }
-        posted.withLock { $0.append(work) }
+        // Checked again under the lock `shutDown` clears the queue with (after marking the loop
+        // finished): work appended after that clear would stay for good, and with it whatever it
+        // holds, say a worker that holds this reactor.
+        let accepted = posted.withLock { queue in
+            guard !finished.load(ordering: .acquiring) else { return false }
+            queue.append(work)
+            return true
+        }
+        guard accepted else { return }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             wake()
         }
