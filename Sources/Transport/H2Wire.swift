@@ -12,28 +12,26 @@ enum H2Wire {
     /// Appends everything nghttp2 has to send to `buffer`, stopping once `buffer` holds `limit` bytes
     /// or more (the rest stays queued in nghttp2: `wantsWrite` stays true). Returns the bytes appended.
     static func drainOutput(_ session: OpaquePointer, into buffer: inout [UInt8], limit: Int) throws(H2Error) -> Int {
-        var appended = 0
-        while buffer.count < limit {
-            var chunk: UnsafePointer<UInt8>? = nil
-            let length = nghttp2_session_mem_send(session, &chunk)
-            if length < 0 { throw H2Error(nghttp2Code: length) }
-            guard length > 0, let chunk else { break }
-            buffer.append(contentsOf: UnsafeBufferPointer(start: chunk, count: length))
-            appended += length
-        }
-        return appended
+        try drain(session, while: { buffer.count < limit }) { buffer.append(contentsOf: UnsafeBufferPointer(start: $0, count: $1)) }
     }
 
     /// `drainOutput` into a TLS session's queue, stopping once `limit` bytes wait there: each
     /// chunk is one memcpy into the queue.
     static func drainOutput(_ session: OpaquePointer, into tls: TLSSession, limit: Int) throws(H2Error) -> Int {
+        try drain(session, while: { tls.pendingOutputCount < limit }) { tls.queueOutput($0, count: $1) }
+    }
+
+    /// nghttp2's output chunk by chunk into `sink` while `hasRoom`; the bytes handed over.
+    @inline(__always)
+    private static func drain(_ session: OpaquePointer, while hasRoom: () -> Bool,
+                              _ sink: (UnsafePointer<UInt8>, Int) -> Void) throws(H2Error) -> Int {
         var appended = 0
-        while tls.pendingOutputCount < limit {
+        while hasRoom() {
             var chunk: UnsafePointer<UInt8>? = nil
             let length = nghttp2_session_mem_send(session, &chunk)
             if length < 0 { throw H2Error(nghttp2Code: length) }
             guard length > 0, let chunk else { break }
-            tls.queueOutput(chunk, count: length)
+            sink(chunk, length)
             appended += length
         }
         return appended

@@ -14,11 +14,11 @@ import Synchronization
 /// handler (they close their own descriptors), drops the timers and the posted work not yet run,
 /// and returns. A reactor runs once.
 public final class Reactor: @unchecked Sendable {
-    // Cross-thread state is `posted` (Mutex), the atomics and the immutable descriptors; all other
+    // Cross-thread state is `posted` (locked), the atomics and the immutable descriptors; all other
     // stored properties are touched only on the reactor thread.
     private let epollFD: Int32
     private let wakeFD: Int32
-    private let posted = Mutex<[@Sendable () -> Void]>([])
+    private let posted = ReactorMailbox()
     /// Work the reactor's own thread posted: run at the end of the turn, without the lock and the
     /// eventfd round trip (a write, a wake-up and a read) that work from other threads needs.
     private var localWork: [@Sendable () -> Void] = []
@@ -101,15 +101,7 @@ public final class Reactor: @unchecked Sendable {
             localWork.append(work)
             return
         }
-        // Checked again under the lock `shutDown` clears the queue with (after marking the loop
-        // finished): work appended after that clear would stay for good, and with it whatever it
-        // holds, say a worker that holds this reactor.
-        let accepted = posted.withLock { queue in
-            guard !finished.load(ordering: .acquiring) else { return false }
-            queue.append(work)
-            return true
-        }
-        guard accepted else { return }
+        guard posted.post(work) else { return }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             wake()
         }
@@ -270,12 +262,7 @@ public final class Reactor: @unchecked Sendable {
         _ = Glibc.read(wakeFD, &counter, MemoryLayout<UInt64>.size)
         // Cleared before taking the queue, so work posted from now on writes the eventfd again.
         wakePending.store(false, ordering: .releasing)
-        let work = posted.withLock { queue -> [@Sendable () -> Void] in
-            let taken = queue
-            queue.removeAll(keepingCapacity: true)
-            return taken
-        }
-        for item in work {
+        for item in posted.takeAll() {
             if stopRequested.load(ordering: .relaxed) { return }
             item()
         }
@@ -335,7 +322,7 @@ public final class Reactor: @unchecked Sendable {
         registrations.removeAll()
         timers.removeAll()
         finished.store(true, ordering: .releasing)
-        posted.withLock { $0.removeAll() }
+        posted.shut()
         localWork.removeAll()
     }
 

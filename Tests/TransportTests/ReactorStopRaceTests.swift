@@ -24,7 +24,7 @@ import Testing
 
     @Test func workPostedWhileTheLoopStopsIsRunOrReleased() throws {
         let counter = Counter()
-        for _ in 0..<150 {
+        for _ in 0..<300 {
             let reactor = try Reactor.start(name: "race-reactor")
             let posting = Atomic<Bool>(true)
             let poster = Thread {
@@ -43,5 +43,22 @@ import Testing
             #expect(counter.live.load(ordering: .acquiring) == 0)
             _ = reactor
         }
+    }
+
+    /// The mailbox alone, without the race: once shut it keeps nothing posted to it.
+    @Test func aShutMailboxRefusesWorkAndKeepsNothing() {
+        let counter = Counter()
+        let mailbox = ReactorMailbox()
+        let tracked = Tracked(counter)
+        #expect(mailbox.post { _ = tracked })
+        #expect(mailbox.takeAll().count == 1)
+        mailbox.shut()
+        do {
+            let late = Tracked(counter)
+            #expect(!mailbox.post { _ = late })
+        }
+        #expect(counter.live.load(ordering: .acquiring) == 1)  // `tracked` only
+        #expect(mailbox.takeAll().isEmpty)
+        _ = tracked
     }
 }
