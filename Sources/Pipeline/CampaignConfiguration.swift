@@ -86,6 +86,8 @@ public struct CampaignConfiguration: Sendable {
     /// `--rate`: requests per second at most for the whole run (retries count), spread evenly
     /// across it; nil sends as fast as APNs answers.
     public var rate: Double?
+    /// Tests only: where the pacer notes each fill's permits with the instant it took them.
+    var pacerGrants: PacerGrants?
     /// `--spread`: seconds the campaign should take; the run picks `rate` from the rows it has to
     /// send (the prescan's count, less those a resume skips). Needs the prescan.
     public var spreadSeconds: Double?

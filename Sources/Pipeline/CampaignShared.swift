@@ -61,7 +61,7 @@ final class CampaignShared: Sendable {
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
                              auth: configuration.authentication.kind, template: template)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
-        pacer = configuration.rate.map { Pacer(rate: $0) }
+        pacer = configuration.rate.map { Pacer(rate: $0, grants: configuration.pacerGrants) }
         groups = CredentialGroup.groups(for: configuration, run: control, work: work, stop: stop, outcomes: outcomes,
                                         refusals: refusals)
         router = configuration.credentials.isEmpty ? nil : CredentialRouter(configuration: configuration)

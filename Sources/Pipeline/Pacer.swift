@@ -18,8 +18,11 @@ final class Pacer: Sendable {
     let burst: Int
     /// The monotonic instant (Reactor's clock, ns) by which every permit granted so far is paid off.
     private let next = Atomic<UInt64>(0)
+    /// Where the permits each fill used are noted with the instant they were taken, when a test asks.
+    let grants: PacerGrants?
 
-    init(rate: Double) {
+    init(rate: Double, grants: PacerGrants? = nil) {
+        self.grants = grants
         precondition(rate > 0 && rate.isFinite, "a rate is a positive number")
         self.rate = rate
         // A rate so low that its interval is over 30 years waits 30 years: no overflow.
@@ -68,4 +71,28 @@ final class Pacer: Sendable {
         let due = current &+ interval
         return due > limit ? due &- limit : 0
     }
+}
+
+/// The pacer's decisions on its own clock: each fill's permits used, at the instant they were taken.
+/// The pace a test can judge exactly; where the requests arrive depends on the scheduler too.
+/// Shared by every reactor thread behind its mutex; a test-only record, nil in a real run.
+final class PacerGrants: Sendable {
+    struct Grant: Sendable {
+        /// Reactor.monotonicNanoseconds() when the permits were taken.
+        let takenAt: UInt64
+        /// Requests submitted with them.
+        let used: Int
+    }
+
+    private let list = Mutex<[Grant]>([])
+
+    init() {}
+
+    func note(used: Int, takenAt: UInt64) {
+        guard used > 0 else { return }
+        list.withLock { $0.append(Grant(takenAt: takenAt, used: used)) }
+    }
+
+    /// Every grant so far, oldest first.
+    var all: [Grant] { list.withLock { $0 }.sorted { $0.takenAt < $1.takenAt } }
 }

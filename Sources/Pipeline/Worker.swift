@@ -162,7 +162,9 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         let refused = group.refusals.refused.load(ordering: .acquiring)
         // Asked once (two calls into nghttp2): each request submitted takes exactly one slot.
         var free = connection.freeStreamSlots
-        var permits = shared.pacer.map { $0.take(upTo: free, now: Reactor.monotonicNanoseconds()) } ?? .max
+        let pacedAt = shared.pacer == nil ? 0 : Reactor.monotonicNanoseconds()
+        var permits = shared.pacer.map { $0.take(upTo: free, now: pacedAt) } ?? .max
+        let granted = permits
         while permits > 0, free > 0, window == .max || connection.inFlightCount < window, let job = nextJob(for: slot) {
             if refused != 0, abortIfRefused(job, refused: refused) { continue }
             guard submit(job, on: connection, templates: templates) else {
@@ -176,7 +178,10 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             free &-= 1
         }
         if submitted { connection.flush() }
-        if let pacer = shared.pacer { paced(pacer, unused: permits, on: connection) }
+        if let pacer = shared.pacer {
+            pacer.grants?.note(used: granted - permits, takenAt: pacedAt)
+            paced(pacer, unused: permits, on: connection)
+        }
     }
 
     private func nextJob(for slot: ConnectionSlot) -> Job? {
