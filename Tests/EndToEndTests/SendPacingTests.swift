@@ -1,22 +1,20 @@
 import Foundation
 import Testing
 
-/// `send --rate` / `--spread` through the built binary against the `mock-server` process, paced
-/// where APNs would see it: the mock's record of when each request arrived.
+/// `send --rate` / `--spread` through the built binary against the `mock-server` process: the
+/// pace the summaries report, the run's length and how the mock's record of arrivals spreads.
+/// The pacer's exact bound (any window) is PipelineTests' PacingCampaignTests, on the sender's own
+/// clock: arrival times also measure how a loaded machine schedules the mock.
 @Suite(.serialized) struct SendPacingTests {
-    /// The most requests the mock recorded inside any window of `width` ms.
-    static func busiest(_ mock: MockServerProcess, width: Int) throws -> (count: Int, requests: Int) {
+    /// Milliseconds from the first request the mock recorded to the last, and how many it recorded.
+    static func arrivalSpread(_ mock: MockServerProcess) throws -> (milliseconds: Int, requests: Int) {
         let times = try mock.records().compactMap { $0["time_ms"] as? Int }.sorted()
-        var best = 0, first = 0
-        for last in times.indices {
-            while times[last] - times[first] >= width { first += 1 }
-            best = max(best, last - first + 1)
-        }
-        return (best, times.count)
+        return ((times.last ?? 0) - (times.first ?? 0), times.count)
     }
 
-    /// 200 rows spread over 2 s: 100/s, about two seconds, no burst in any 100 ms window (10 plus
-    /// the burst of 1, plus one for loopback arrival jitter), and the summaries say the pace.
+    /// 200 rows spread over 2 s: 100/s, about two seconds, and the summaries say the pace.
+    /// Clocks: the run's own (elapsed: no slack below, 1.5 s above for a loaded machine) and the
+    /// mock's arrivals (spread over at least 1.3 s: slack 0.5 s of scheduler delay; unpaced, a few ms).
     @Test func spreadOverTwoSecondsSendsTwoHundredRowsAtAHundredPerSecond() throws {
         let rig = try SendCampaignTests.Rig(rows: 200)
         let mock = try rig.mock()
@@ -31,9 +29,9 @@ import Testing
         #expect(elapsed >= 1.8 && elapsed < 3.5, "took \(elapsed) s")
         #expect(run.result.stdout.contains("paced at 100/s (--spread)"), "\(run.result.stdout)")
         mock.stop()
-        let (count, requests) = try Self.busiest(mock, width: 100)
+        let (spread, requests) = try Self.arrivalSpread(mock)
         #expect(requests == 200)
-        #expect(count <= 12, "\(count) requests in one 100 ms window")
+        #expect(spread >= 1300, "arrivals spread over \(spread) ms")
     }
 
     /// `--spread` on a `--resume` spreads the rows still to send, not the whole campaign: a run
@@ -75,6 +73,7 @@ import Testing
         #expect(run.result.status == 0, "\(run.result.stderr)")
         try run.checkEveryRowExactlyOnce(rows: 60)
         #expect(try run.summary["rate_per_s"] as? Double == 100)
+        // Clock: the run's own; a floor (60 rows at 100/s), so load cannot break it.
         #expect(try run.summary["elapsed_s"] as? Double ?? 0 >= 0.5)
     }
 

@@ -92,6 +92,7 @@ import Testing
             #expect(fingerprint["sample_sha256"] as? String == recorded["sample_sha256"] as? String)
             let started = try #require((summary["started_at"] as? String).flatMap { formatter.date(from: $0) })
             let finished = try #require((summary["finished_at"] as? String).flatMap { formatter.date(from: $0) })
+            // Clock: the wall clock against the summary's UTC stamps; slack: 2 minutes (a sanity check of the stamp).
             #expect(started <= finished && abs(started.timeIntervalSinceNow) < 120)
             #expect((summary["started_at"] as? String)?.hasSuffix("Z") == true, "UTC")
         }

@@ -109,6 +109,7 @@ import Testing
         Self.finish(process, within: 10)
         let waited = Self.seconds(ContinuousClock.now - signalled)
         mock.stop()
+        // Clock: the test's, from the signal to the exit; the 1 s is the contract itself, scaled for sanitizers.
         #expect(waited <= TestTime.seconds(1.0), "exited \(waited) s after SIGTERM")
         #expect(process.terminationStatus == 2, "\(Self.stderr(out))")
         #expect(Self.stderr(out).contains("interrupted while waiting for \(fifo)"), "\(Self.stderr(out))")
@@ -142,6 +143,7 @@ import Testing
         Self.finish(process, within: 10)
         let waited = Self.seconds(ContinuousClock.now - signalled)
         mock.stop()
+        // Clock: the test's, from the signal to the exit; the 1 s is the contract itself, scaled for sanitizers.
         #expect(waited <= TestTime.seconds(1.0), "exited \(waited) s after the signal")
         #expect(process.terminationStatus == 2, "\(Self.stderr(out))")
         let run = CampaignRun(result: Binary.Result(status: 2, stdout: "", stderr: Self.stderr(out)), outDirectory: out)

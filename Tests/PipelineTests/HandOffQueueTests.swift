@@ -123,6 +123,7 @@ import Testing
         let started = ContinuousClock.now
         #expect(queue.waitForBatch(min: 50, max: 100, timeoutSeconds: 0.05, into: &batch))
         #expect(batch == [1, 2])
+        // Clock: the test's; a lower bound (load only lengthens a wait), 10 ms under the timeout for timer rounding.
         #expect(ContinuousClock.now - started >= .milliseconds(40))
     }
 

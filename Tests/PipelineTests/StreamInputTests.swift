@@ -89,6 +89,7 @@ import Testing
         #expect(throws: InputFileError.interrupted(path: pipe.path)) {
             _ = try CSVSource(path: pipe.path, shouldStop: { stop.load(ordering: .acquiring) })
         }
+        // Clock: the test's; slack: 1.2 s past the 0.3 s stop (the reader polls its stop flag), scaled for sanitizers.
         #expect(ContinuousClock.now - started < .seconds(TestTime.seconds(1.5)))
     }
 
@@ -105,6 +106,7 @@ import Testing
         }
         let started = ContinuousClock.now
         #expect(throws: InputFileError.interrupted(path: pipe.path)) { _ = try source.nextBatch() }
+        // Clock: the test's; slack: 1.2 s past the 0.3 s stop (the reader polls its stop flag), scaled for sanitizers.
         #expect(ContinuousClock.now - started < .seconds(TestTime.seconds(1.5)))
         #expect(source.stoppedAt == nil, "a stop request is not a bad line")
         #expect(!pipe.finished, "the writer was still idle")

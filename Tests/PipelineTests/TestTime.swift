@@ -13,4 +13,17 @@ enum TestTime {
 
     /// `seconds` in this build's time.
     static func seconds(_ seconds: Double) -> Double { seconds * scale }
+
+    /// The CPU time `body` took on this thread: what the code costs, whatever else the machine runs
+    /// (wall time on a loaded machine also measures how long the thread waited for a core).
+    static func threadCPUSeconds(_ body: () -> Void) -> Double {
+        func now() -> Double {
+            var spec = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+            return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+        }
+        let start = now()
+        body()
+        return now() - start
+    }
 }

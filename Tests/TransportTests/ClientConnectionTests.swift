@@ -141,6 +141,7 @@ struct ClientConnectionTests {
         case .pingTimeout, .responseTimeout: break
         default: Issue.record("expected a ping or response timeout, got \(error)")
         }
+        // Clock: the run's own; slack: 5 s for timers of 150-600 ms (a missed timer would hang to the limit).
         #expect(run.elapsedSeconds < 5)
     }
 
@@ -156,6 +157,7 @@ struct ClientConnectionTests {
         let run = try #require(report)
         #expect(run.lost.count == 3)
         #expect(run.closeErrors.first.flatMap { $0 } == .responseTimeout(peer: run.peerName, timeout: .milliseconds(300)))
+        // Clock: the run's own; no slack below the 300 ms timeout (a floor), 2.7 s above for a busy scheduler.
         #expect(run.elapsedSeconds >= 0.3 && run.elapsedSeconds < 3)
     }
 

@@ -19,6 +19,7 @@ import Testing
         #expect(error == .proxy(.timedOut(proxy: "127.0.0.1:\(proxyPort)", timeout: .milliseconds(300))))
         #expect(error.isConfigurationError && error.isProxyError)
         #expect(run.peerName == "127.0.0.1:2197 via the proxy 127.0.0.1:\(proxyPort)")
+        // Clock: the run's own; slack: 5 s for a 300 ms connect timeout (a hang would reach the 10 s limit).
         #expect(run.elapsedSeconds < 5)
     }
 }

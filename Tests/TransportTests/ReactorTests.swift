@@ -43,6 +43,7 @@ struct ReactorTests {
                 reactor.execute { ranOnReactor.fulfil(reactor.isCurrent) }
             }
             #expect(ranOnReactor.wait(seconds: 2) == true)
+            // Clock: the test's (ContinuousClock); slack: 1 s for a hand-off of microseconds (a busy scheduler).
             #expect(ContinuousClock.now - start < .seconds(1))
             #expect(!reactor.isCurrent)
         }
@@ -90,6 +91,7 @@ struct ReactorTests {
         let start = ContinuousClock.now
         reactor.stop()
         reactor.join()
+        // Clock: the test's (ContinuousClock); slack: 1 s for a wake-up of microseconds (a busy scheduler).
         #expect(ContinuousClock.now - start < .seconds(1))
         #expect(stopped.withLock { $0 } == 2)
         for (_, writeEnd) in pipes { close(writeEnd) }
