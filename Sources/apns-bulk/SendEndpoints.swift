@@ -75,7 +75,7 @@ struct SendEndpoints {
         }
         // A word that is none of the known ones ("prod", "sandbx", "development") would be looked
         // up as a host on port 443 and end minutes later in "cannot resolve": a host needs its port.
-        guard hasPort(address) else {
+        guard name == "production" || name == "sandbox" || hasPort(address) else {
             throw RunFailure.usage("--endpoint \(name): not one of the words production, sandbox or mock, and no port "
                 + "(for a host, give its port, e.g. \(endpoint.description)); use \(forms)")
         }

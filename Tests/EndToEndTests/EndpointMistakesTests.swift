@@ -64,20 +64,12 @@ import Testing
     }
 
     @Test func aServerCertificateNotYetValidByThisClockSaysToCheckTheClock() throws {
-        let faketime = "/usr/bin/faketime"
-        try #require(FileManager.default.isExecutableFile(atPath: faketime), "faketime is missing: make test installs it")
         let rig = try Rig(rows: 50)
         let mock = try rig.mock()
         let out = rig.scratch.path("out-clock")
         // Three days behind: the mock's certificate starts a day before the real now.
-        var environment = ProcessInfo.processInfo.environment
-        environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
-            environment[name] = [environment[name], "allocator_release_to_os_interval_ms=-1"].compactMap { $0 }.joined(separator: ":")
-        }
-        let arguments = ["-f", "-3d", Binary.url.path]
-            + rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
-        let run = CampaignRun(result: try Command.run(faketime, arguments, environment: environment), outDirectory: out)
+        let arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        let run = CampaignRun(result: try FakeTime.run(offset: "-3d", arguments), outDirectory: out)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
         #expect(run.result.stderr.contains("is not valid yet: its notBefore ("), "\(run.result.stderr)")
