@@ -44,6 +44,7 @@ extension BinaryWorker {
                 case .connect(let socket): .connect(socket)
                 case .tls(let tls): .tls(tls)
                 }
+                shared.noteConnectFailure(endpointIndex: link.slot.endpointIndex, EndpointFailure(failure, endpoint: endpoint))
                 let dropped = shared.noteConnectionFailure(endpointIndex: link.slot.endpointIndex, detail: failure.description,
                                                            configurationError: failure.isConfigurationError)
                 if !dropped { scheduleReconnect(link, after: link.slot.reconnects.connectionEnded(readyFor: nil)) }
@@ -151,6 +152,8 @@ extension BinaryWorker {
             // TLS failing before the gateway took anything: a refused certificate, a wrong CA
             // are configuration errors, as for HTTP/2 (`CampaignShared.noteConnectionFailure`).
             let failure = ClientConnectionError.tls(error)
+            shared.noteConnectFailure(endpointIndex: slot.endpointIndex,
+                                      EndpointFailure(failure, endpoint: shared.configuration.endpoints[slot.endpointIndex]))
             dropped = shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: failure.description,
                                                    configurationError: failure.isConfigurationError)
         }

@@ -196,7 +196,7 @@ public final class Campaign: Sendable {
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
                                       onOutcome: onOutcome, pace: configuration.rate, recorder: recorder,
-                                      labels: shared.labels)
+                                      labels: shared.labels, waiting: { [shared] in shared.waitingForConnection })
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
@@ -240,6 +240,7 @@ public final class Campaign: Sendable {
         summary.connections = max(configuration.connections, shared.plannedConnections.load(ordering: .relaxed))
         if summary.groups != nil { summary.groups?.noCredentials = shared.noCredentialCounts }
         summary.endpoints = configuration.endpoints.map(\.description)
+        summary.unreachableEndpoints = shared.unreachableEndpoints(neverReady: true)
         (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
         summary.startedAtMilliseconds = startedAtWall
         summary.finishedAtMilliseconds = finishedAtWall

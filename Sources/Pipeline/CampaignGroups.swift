@@ -148,7 +148,9 @@ extension Campaign {
             }
             let since = downSince[group.index] ?? .now
             downSince[group.index] = since
-            if ProgressLine.seconds(ContinuousClock.now - since) >= timeout { group.control.stop(.unreachable(seconds: timeout)) }
+            if ProgressLine.seconds(ContinuousClock.now - since) >= timeout {
+                group.control.stop(.unreachable(seconds: timeout, endpoints: shared.unreachableEndpoints(indices: group.endpointIndices)))
+            }
         }
         for group in shared.groups where !handled[group.index] && group.control.isStopping {
             handled[group.index] = true

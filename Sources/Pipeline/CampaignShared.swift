@@ -43,6 +43,10 @@ final class CampaignShared: Sendable {
         var configurationFailure: String?
         /// The last lookup of the endpoint's name failed (nil once one succeeds).
         var lookupFailure: LookupFailure?
+        /// Why the last connection that ended before it was ready failed (nil once one is ready).
+        var connectFailure: EndpointFailure?
+        /// The kinds of failure a warning has named already (`EndpointFailure.kind`).
+        var warned: Set<String> = []
     }
 
     /// A failed DNS lookup; `definite` when DNS answered that the name does not exist or has no
@@ -86,7 +90,10 @@ final class CampaignShared: Sendable {
 
     func noteConnectionReady(endpointIndex: Int) {
         readyConnections.add(1, ordering: .relaxed)
-        endpoints.withLock { $0[endpointIndex].everReady = true }
+        endpoints.withLock {
+            $0[endpointIndex].everReady = true
+            $0[endpointIndex].connectFailure = nil
+        }
     }
 
     func noteConnectionDown() {
@@ -138,16 +145,56 @@ final class CampaignShared: Sendable {
             return Self.unresolved(health, definiteOnly: true)
         }
         if let names, let failure { control.stop(.cannotResolve(names: names, reason: failure.reason)) }
+        if let failure { noteConnectFailure(endpointIndex: endpointIndex, EndpointFailure(lookup: failure)) }
+    }
+
+    /// A connection to endpoint `endpointIndex` ended before it was ready, or its name did not
+    /// resolve: the first time for each cause, a warning names the endpoint and the cause, so that
+    /// an endpoint that refuses or does not answer is not silent for `--unreachable-timeout`. Not
+    /// when the run is stopping already (its stop says why), nor for a configuration error on an
+    /// endpoint that never worked (it is dropped with a warning of its own, or the run stops).
+    func noteConnectFailure(endpointIndex: Int, _ failure: EndpointFailure) {
+        let first = endpoints.withLock { health -> Bool in
+            health[endpointIndex].connectFailure = failure
+            if failure.isConfigurationError && !health[endpointIndex].everReady { return false }
+            return health[endpointIndex].warned.insert(failure.kind).inserted
+        }
+        guard first, !control.isStopping else { return }
+        warn("warning: endpoint \(configuration.endpoints[endpointIndex]): \(failure.text); retrying "
+             + "(said once per endpoint and cause)")
+    }
+
+    /// The endpoints whose last connection failed before it was ready, with the failure; only those
+    /// never ready in this run when `neverReady` (summary.json's `unreachable_endpoints`), or among
+    /// `indices` alone (a credential group's endpoints).
+    func unreachableEndpoints(neverReady: Bool = false, indices: [Int]? = nil) -> [UnreachableEndpoint] {
+        endpoints.withLock { health in
+            (indices ?? Array(health.indices)).compactMap { index in
+                guard let failure = health[index].connectFailure, !(neverReady && health[index].everReady) else { return nil }
+                return UnreachableEndpoint(endpoint: configuration.endpoints[index].description, cause: failure.text)
+            }
+        }
+    }
+
+    /// While no connection is ready and the run is not stopping: what the progress line says it
+    /// waits for, with the endpoints' last failures.
+    var waitingForConnection: String? {
+        guard readyConnectionCount == 0, !control.isStopping else { return nil }
+        let failures = unreachableEndpoints()
+        guard !failures.isEmpty else { return "waiting for a connection" }
+        let named = failures.prefix(2).map { "\($0.endpoint) (\($0.cause))" }.joined(separator: ", ")
+        return "waiting for a connection: \(named)\(failures.count > 2 ? " and \(failures.count - 2) more" : "")"
     }
 
     /// Why the run stops when every endpoint was unreachable for `--unreachable-timeout`: names
-    /// that never resolved are a configuration error (exit 2), anything else gives up (exit 3).
+    /// that never resolved are a configuration error (exit 2), anything else gives up (exit 3),
+    /// naming each endpoint and its last failure.
     func stopCauseWhenUnreachable(seconds: Double) -> StopCause {
         let lookups = endpoints.withLock { health in
             Self.unresolved(health, definiteOnly: false).map { ($0, health.compactMap(\.lookupFailure?.reason).last ?? "") }
         }
         if let (names, reason) = lookups { return .cannotResolve(names: names, reason: reason) }
-        return .unreachable(seconds: seconds)
+        return .unreachable(seconds: seconds, endpoints: unreachableEndpoints())
     }
 
     /// The names of every endpoint when none ever worked and the last lookup of each failed.

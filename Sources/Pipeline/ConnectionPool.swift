@@ -123,6 +123,10 @@ final class ConnectionPool {
         slot.connection = nil
         if shutDown { return }
         let delay = slot.reconnects.connectionEnded(connection)
+        if let error, connection.readyAt == nil {
+            shared.noteConnectFailure(endpointIndex: slot.endpointIndex,
+                                      EndpointFailure(error, endpoint: shared.configuration.endpoints[slot.endpointIndex]))
+        }
         if let error, shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
                                                    configurationError: error.isConfigurationError,
                                                    proxy: error.isProxyError) {
@@ -199,6 +203,8 @@ final class ConnectionPool {
 
     private func proxyLookupFailed(_ slot: ConnectionSlot, _ proxy: HTTPProxy, definite: Bool, reason: String) {
         let error = ProxyError.cannotResolve(proxy: proxy.endpoint.description, detail: reason)
+        shared.noteConnectFailure(endpointIndex: slot.endpointIndex,
+                                  EndpointFailure(kind: "proxy lookup", text: error.description, isConfigurationError: definite))
         if shared.noteConnectionFailure(endpointIndex: slot.endpointIndex, detail: error.description,
                                         configurationError: definite, proxy: true) {
             return

@@ -10,10 +10,15 @@ final class ProgressLine {
     private let interactive = isatty(2) == 1
     /// `--rate` (or `--spread`'s rate): shown beside the rate reached, so a slow run reads as paced.
     private let pace: Double?
+    /// While no connection is up: what the run waits for ("waiting for a connection (...)"), read
+    /// once per line drawn; nil when it sends.
+    private let waiting: (@Sendable () -> String?)?
 
-    init(expectedRows: Int?, startedAt: ContinuousClock.Instant, pace: Double? = nil) {
+    init(expectedRows: Int?, startedAt: ContinuousClock.Instant, pace: Double? = nil,
+         waiting: (@Sendable () -> String?)? = nil) {
         self.expectedRows = expectedRows
         self.pace = pace
+        self.waiting = waiting
         self.startedAt = startedAt
         lastDrawn = startedAt
     }
@@ -21,14 +26,14 @@ final class ProgressLine {
     func update(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) {
         guard now - lastDrawn >= .seconds(1) else { return }
         lastDrawn = now
-        draw(line(done: done, counts: counts, now: now), final: false)
+        draw(line(done: done, counts: counts, now: now, waiting: waiting?()), final: false)
     }
 
     func finish(done: Int, counts: OutcomeCounts) {
-        draw(line(done: done, counts: counts, now: .now), final: true)
+        draw(line(done: done, counts: counts, now: .now, waiting: nil), final: true)
     }
 
-    private func line(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant) -> String {
+    private func line(done: Int, counts: OutcomeCounts, now: ContinuousClock.Instant, waiting: String?) -> String {
         let elapsed = Self.seconds(now - startedAt)
         let rate = elapsed > 0 ? Double(done) / elapsed : 0
         var text = expectedRows.map { "\(done)/\($0) rows" } ?? "\(done) rows"
@@ -36,6 +41,7 @@ final class ProgressLine {
         if let pace { text += " (paced at \(PacerDuration.text(rate: pace))/s)" }
         let parts = Outcome.allCases.filter { counts[$0] > 0 }.map { "\($0.rawValue) \(counts[$0])" }
         if !parts.isEmpty { text += "  " + parts.joined(separator: " ") }
+        if let waiting { return text + "  " + waiting }
         if let expected = expectedRows, rate > 0, done < expected {
             let remaining = Int(Double(expected - done) / rate)
             text += "  ETA \(remaining / 60)m\(remaining % 60 < 10 ? "0" : "")\(remaining % 60)s"

@@ -42,7 +42,7 @@ final class ResultWriter: @unchecked Sendable {
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
          onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil,
-         labels: RecordLabels? = nil) throws {
+         labels: RecordLabels? = nil, waiting: (@Sendable () -> String?)? = nil) throws {
         self.labels = labels
         self.onOutcome = onOutcome
         self.recorder = recorder
@@ -68,7 +68,8 @@ final class ResultWriter: @unchecked Sendable {
         log.labels = labels
         if labels != nil && summary.groups == nil { summary.groups = GroupCounts() }
         laneTally = labels.map { LaneTally(lanes: $0.lanes.count) }
-        progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace) : nil
+        progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace,
+                                               waiting: waiting) : nil
     }
 
     /// Runs on the writer thread until every row is recorded.

@@ -18,7 +18,8 @@ public enum StopCause: Sendable, Equatable {
     /// SIGINT or SIGTERM.
     case interrupted(signal: Int32)
     /// Every endpoint unreachable for `--unreachable-timeout`: the rest gave up (exit 3, not 2).
-    case unreachable(seconds: Double)
+    /// `endpoints`: each one's last failure, when one is known.
+    case unreachable(seconds: Double, endpoints: [UnreachableEndpoint] = [])
     /// The input failed mid-run (with `--no-prescan`), or another error that ends the run.
     case fatal(detail: String)
     /// The result files cannot be written (a full disk, a vanished directory): sending more would
@@ -58,7 +59,8 @@ public enum StopCause: Sendable, Equatable {
                 + Self.credentialAdvice(reason)
         case .wrongEnvironment(let answers):
             "the first \(answers) answers were all BadDeviceToken and none was delivered: these look "
-                + "like tokens of the other APNs environment (sandbox vs production). Check --endpoint."
+                + "like tokens of the other APNs environment (sandbox vs production). Check --environment "
+                + "(production or sandbox) and --endpoint."
         case .tlsFailedEverywhere(let detail):
             "TLS failed on every endpoint: \(detail)"
         case .proxyFailed(let detail):
@@ -68,9 +70,10 @@ public enum StopCause: Sendable, Equatable {
                 + "could be sent. Check --endpoint (production, sandbox, HOST:PORT or mock) and the machine's DNS setup."
         case .interrupted(let signal):
             "interrupted by signal \(signal); unfinished rows are recorded as aborted."
-        case .unreachable(let seconds):
-            "every endpoint was unreachable for \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s (--unreachable-timeout); the remaining "
-                + "rows gave up with reason Unreachable."
+        case .unreachable(let seconds, let endpoints):
+            "every endpoint was unreachable for \(seconds.rounded() == seconds ? String(Int(seconds)) : String(seconds)) s (--unreachable-timeout)"
+                + (endpoints.isEmpty ? "" : ": " + endpoints.map { "\($0.endpoint) (\($0.cause))" }.joined(separator: ", "))
+                + "; the remaining rows gave up with reason Unreachable. Check the network, firewall and --endpoint."
         case .fatal(let detail), .outputFailed(let detail):
             detail
         case .providerTokenRefusedAsExpired(let age):

@@ -17,9 +17,12 @@ public struct Summary: Sendable {
     public var connections = 0
     /// The endpoints, as `host:port`.
     public var endpoints: [String] = []
+    /// The endpoints this run never reached, each with its last failure (`unreachable_endpoints`).
+    public var unreachableEndpoints: [UnreachableEndpoint] = []
     /// `apns-bulk send`'s exit status for the run.
     public var exitStatus: Int32 = 0
-    /// Rows that took more than one request (429, 5xx, token refresh, a lost connection).
+    /// Rows that took more than one request (429, 5xx, a lost connection, an expired provider token,
+    /// a move to the other environment).
     public var retriedRows = 0
     /// Where reading the input stopped early (`input_stopped_at_line`); nil when read to the end.
     public var inputStop: InputStop?
@@ -90,8 +93,8 @@ public struct Summary: Sendable {
     var answeredRows: Int { counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed] }
 
     /// summary.json: `rows`, one key per outcome, `by_reason`, `elapsed_s`, `notifications_per_s`,
-    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `exit_status`, `resent_after_crash`,
-    /// `started_at`, `finished_at`, `input`, `fingerprint` {size, sample_sha256}, `shard`, `apns_bulk_version`.
+    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `unreachable_endpoints`
+    /// [{endpoint, cause}], `exit_status`, `resent_after_crash`, `started_at`, `finished_at`, `input`, `fingerprint` {size, sample_sha256}, `shard`, `apns_bulk_version`.
     public var json: String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\n  \"rows\": ".utf8)
@@ -126,6 +129,14 @@ public struct Summary: Sendable {
         for (index, endpoint) in endpoints.enumerated() {
             if index > 0 { out.append(contentsOf: ", ".utf8) }
             JSONText.appendString(endpoint, to: &out)
+        }
+        out.append(contentsOf: "],\n  \"unreachable_endpoints\": [".utf8)
+        for (index, unreachable) in unreachableEndpoints.enumerated() {
+            out.append(contentsOf: (index == 0 ? "{\"endpoint\": " : ", {\"endpoint\": ").utf8)
+            JSONText.appendString(unreachable.endpoint, to: &out)
+            out.append(contentsOf: ", \"cause\": ".utf8)
+            JSONText.appendString(unreachable.cause, to: &out)
+            out.append(contentsOf: "}".utf8)
         }
         out.append(contentsOf: "],\n  \"exit_status\": ".utf8)
         JSONText.appendInteger(Int64(exitStatus), to: &out)
@@ -169,7 +180,10 @@ public struct Summary: Sendable {
             lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
         }
         if let groups { lines.append(contentsOf: groups.humanLines) }
-        if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
+        if retriedRows > 0 {
+            lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections, expired provider "
+                         + "tokens or moves to the other environment)")
+        }
         if wouldSend == nil {
             lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
                          + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
@@ -177,6 +191,9 @@ public struct Summary: Sendable {
         }
         if let rate { lines.append("paced at \(PacerDuration.text(rate: rate))/s" + (spreadSeconds == nil ? " (--rate)" : " (--spread)")) }
         if let inputStop { lines.append(inputStop.message) }
+        for unreachable in unreachableEndpoints {
+            lines.append("endpoint \(unreachable.endpoint) was never reached: \(unreachable.cause)")
+        }
         if !accountingHolds { lines.append("ACCOUNTING MISMATCH: \(rows) rows but \(counts.total) outcomes") }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -61,9 +61,9 @@ public enum ClientConnectionError: Error, Sendable, Equatable, CustomStringConve
         if case .proxy = self { return true }
         guard case let .tls(error) = self else { return false }
         switch error {
-        case .certificateVerificationFailed, .hostnameMismatch, .noSubjectAltName, .notTLS,
+        case .certificateVerificationFailed, .certificateNotYetValid, .hostnameMismatch, .noSubjectAltName, .notTLS,
              .protocolVersionRefused, .alpnNotNegotiated,
-             .clientCertificateRejected, .unusableFile, .certificateKeyMismatch, .pkcs12WrongPassword,
+             .clientCertificateRejected, .unusableFile, .certificateKeyMismatch, .pkcs12WrongPassword, .pkcs12PasswordNeeded,
              .pkcs12LegacyProviderMissing:
             return true
         case .handshakeTimedOut, .clientCertificateMissing, .handshakeFailed, .connectionFailed, .openSSL:

@@ -5,6 +5,9 @@ import COpenSSL
 public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The peer's certificate chain did not verify; `reason` is OpenSSL's (X509_verify_cert_error_string).
     case certificateVerificationFailed(peer: String, reason: String)
+    /// A certificate of the server's chain starts (`notBefore`, as OpenSSL prints it) after `now`,
+    /// this machine's time: most likely this machine's clock is behind.
+    case certificateNotYetValid(peer: String, notBefore: String, now: String)
     /// The certificate verified but is not issued for the host name or IP address connected to.
     case hostnameMismatch(peer: String)
     /// The certificate has no subjectAltName: names are checked against it only (RFC 9525), never
@@ -29,6 +32,8 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
     case unusableFile(path: String, reason: String)
     case certificateKeyMismatch(certificatePath: String, keyPath: String)
     case pkcs12WrongPassword(path: String)
+    /// The .p12 file is protected by a password and none was given.
+    case pkcs12PasswordNeeded(path: String)
     case pkcs12LegacyProviderMissing(path: String, detail: String)
     /// OpenSSL failed where no input is to blame (out of memory, ...).
     case openSSL(operation: String, detail: String)
@@ -39,6 +44,9 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .certificateVerificationFailed(peer, reason):
             return "TLS certificate of \(peer) could not be verified: \(reason). If the server uses a private CA, "
                 + "add that CA with --ca-file CA.pem (verification itself cannot be turned off)"
+        case let .certificateNotYetValid(peer, notBefore, now):
+            return "TLS certificate of \(peer) is not valid yet: its notBefore (\(notBefore)) is in the future by this "
+                + "machine's clock (now \(now)): check this machine's clock (date, NTP); --ca-file does not help with this"
         case let .hostnameMismatch(peer):
             return "TLS certificate of \(peer) is not issued for that host name or address (hostname mismatch); "
                 + "check the --endpoint host"
@@ -70,6 +78,9 @@ public enum TLSError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the private key in \(keyPath) does not belong to the certificate in \(certificatePath)"
         case let .pkcs12WrongPassword(path):
             return "\(path): wrong password for this .p12 file (check the password given with it)"
+        case let .pkcs12PasswordNeeded(path):
+            return "\(path): this .p12 file is protected by a password and none was given; put the password in an "
+                + "environment variable and name the variable with --p12-password-env VAR"
         case let .pkcs12LegacyProviderMissing(path, detail):
             return "\(path) is encrypted with a legacy algorithm (RC2/3DES, as Keychain exports it) and OpenSSL's "
                 + "'legacy' provider could not be loaded (\(detail)); install OpenSSL's legacy module "

@@ -25,6 +25,9 @@ enum TLSFailure {
                 if !isServer, result == X509_V_ERR_HOSTNAME_MISMATCH || result == X509_V_ERR_IP_ADDRESS_MISMATCH {
                     return hasSubjectAltName(ssl) ? .hostnameMismatch(peer: peer) : .noSubjectAltName(peer: peer)
                 }
+                if !isServer, result == X509_V_ERR_CERT_NOT_YET_VALID, let notBefore = futureNotBefore(ssl) {
+                    return .certificateNotYetValid(peer: peer, notBefore: notBefore, now: currentTime())
+                }
                 let text = X509_verify_cert_error_string(Int(result)).map { String(cString: $0) } ?? errors.reasonText
                 return .certificateVerificationFailed(peer: isServer ? "client \(peer)" : peer, reason: text)
             }
@@ -61,6 +64,26 @@ enum TLSFailure {
         guard let chain = SSL_get_peer_cert_chain(ssl), OPENSSL_sk_num(chain) > 0,
               let leaf = OPENSSL_sk_value(chain, 0) else { return true }
         return X509_get_ext_by_NID(OpaquePointer(leaf), NID_subject_alt_name, -1) >= 0
+    }
+
+    /// The notBefore of the first certificate of the chain the server sent that starts after this
+    /// machine's now, as OpenSSL prints it ("Dec  1 10:00:00 2026 GMT").
+    private static func futureNotBefore(_ ssl: OpaquePointer) -> String? {
+        guard let chain = SSL_get_peer_cert_chain(ssl) else { return nil }
+        for index in 0..<OPENSSL_sk_num(chain) {
+            guard let certificate = OPENSSL_sk_value(chain, index),
+                  let notBefore = X509_get0_notBefore(OpaquePointer(certificate)),
+                  X509_cmp_current_time(notBefore) > 0 else { continue }
+            return PEMFile.encode { bio in ASN1_TIME_print(bio, notBefore) }
+        }
+        return nil
+    }
+
+    /// This machine's time, as OpenSSL prints a certificate's.
+    private static func currentTime() -> String {
+        guard let now = ASN1_TIME_set(nil, time(nil)) else { return "unknown" }
+        defer { ASN1_STRING_free(now) }
+        return PEMFile.encode { bio in ASN1_TIME_print(bio, now) }
     }
 
     /// What a server answered instead of a TLS record, from the first 5 bytes it sent: "in plain

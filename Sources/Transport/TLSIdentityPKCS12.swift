@@ -17,7 +17,7 @@ extension TLSIdentity {
             defer { PKCS12_free(p12) }
             guard let usedPassword = macPassword(p12, password) else {
                 ERR_clear_error()
-                throw TLSError.pkcs12WrongPassword(path: path)
+                throw password.isEmpty ? TLSError.pkcs12PasswordNeeded(path: path) : TLSError.pkcs12WrongPassword(path: path)
             }
             var key: OpaquePointer?
             var certificate: OpaquePointer?

@@ -50,7 +50,9 @@ enum JobFile {
             }
             generated += try flagArguments(flag: flag, value: value, path: path, key: rawKey)
         }
-        return [first] + generated + arguments.dropFirst()
+        let expanded = [first] + generated + arguments.dropFirst()
+        if table.contains(where: { $0.key == "mock" }) { try checkMockTable(expanded, path: path) }
+        return expanded
     }
 
     private static func configPath(in arguments: [String]) -> String? {

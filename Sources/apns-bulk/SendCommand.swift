@@ -225,6 +225,8 @@ struct SendCommand: ParsableCommand {
             throw RunFailure.usage(error.description)
         }
         report(result, outputDirectory: setup.configuration.outputDirectory)
+        // Why the run stopped goes to stderr too, where its warnings and progress are read.
+        if let cause = result.stopCause { writeStandardError("stopped: \(cause.message)\n") }
         if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
     }
 

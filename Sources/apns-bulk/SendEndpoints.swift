@@ -69,11 +69,38 @@ struct SendEndpoints {
             environment = APNsEnvironment(rawValue: name)
             if binary, let gateway = SendSetup.binaryGateways[name] { return (name, .address(gateway), environment) }
         }
-        do {
-            return (name, .address(try Endpoint(parsing: address)), environment)
-        } catch {
-            throw RunFailure.usage("--endpoint \(name): \(error.reason); use production, sandbox, HOST:PORT, production=HOST:PORT, sandbox=HOST:PORT, [IPv6]:PORT or mock")
+        let endpoint: Endpoint
+        do { endpoint = try Endpoint(parsing: address) } catch {
+            throw RunFailure.usage("--endpoint \(name): \(error.reason); use \(forms)")
         }
+        // A word that is none of the known ones ("prod", "sandbx", "development") would be looked
+        // up as a host on port 443 and end minutes later in "cannot resolve": a host needs its port.
+        guard name == "production" || name == "sandbox" || hasPort(address) else {
+            throw RunFailure.usage("--endpoint \(name): not one of the words production, sandbox or mock, and no port "
+                + "(for a host, give its port, e.g. \(endpoint.description)); use \(forms)")
+        }
+        return (name, .address(endpoint), environment)
+    }
+
+    private static let forms = "production, sandbox, mock, HOST:PORT, production=HOST:PORT, sandbox=HOST:PORT or [IPv6]:PORT"
+
+    /// Whether an address that `Endpoint(parsing:)` read gives its port: `HOST:PORT`, `[IPv6]:PORT`.
+    private static func hasPort(_ address: String) -> Bool {
+        let text = address.trimmingCharacters(in: .whitespaces)
+        if text.hasPrefix("[") { return text.contains("]:") }
+        return text.contains(":")
+    }
+
+    /// `--mock-option` configures the embedded mock: without `--endpoint mock` it would be ignored
+    /// while the run goes to the endpoints given (Apple's production by default), so it is refused.
+    func checkMockOptions(_ options: [String]) throws {
+        guard let first = options.first, !items.contains(where: { if case .mock = $0.target { true } else { false } }) else {
+            return
+        }
+        let endpoints = explicit ? items.map(\.name).joined(separator: ", ") : "production (api.push.apple.com:443, the default)"
+        throw RunFailure.usage("--mock-option \(first) configures the embedded mock of --endpoint mock, but this run's "
+            + "endpoints are \(endpoints), where it would be ignored: add --endpoint mock to rehearse against the mock, "
+            + "or leave --mock-option out; nothing was sent")
     }
 
     /// Whether every endpoint serves the run's environment (today's one-environment run).

@@ -27,6 +27,7 @@ struct SendSetup {
 
         // Credentials: keys or certificates, or none at all when every endpoint is the embedded mock.
         var plan = try SendEndpoints(command, binary: binary)
+        try plan.checkMockOptions(command.mockOptions)
         let credentials = try SendCredentials.load(command, onlyMock: plan.onlyMock)
         // One credential for every row, one environment: today's path, which costs a run nothing.
         let single = credentials.isOneForEverything(in: plan.environment) && !command.environmentFallback

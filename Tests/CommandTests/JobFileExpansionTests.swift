@@ -15,7 +15,7 @@ import Testing
     @Test func keysBecomeFlagsInTheFilesOrderAndTheCommandLineWins() throws {
         let expanded = try expand("""
             topic = "com.example.app"
-            endpoint = ["production", "api.push.apple.com:2197"]
+            endpoint = ["mock", "api.push.apple.com:2197"]
             connections = 8
             response_timeout = 12.5
             no-prescan = true
@@ -26,7 +26,7 @@ import Testing
             throttle-after-errors = true
             """, ["--connections", "2"])
         #expect(expanded.dropLast(4) == [
-            "send", "--topic=com.example.app", "--endpoint=production", "--endpoint=api.push.apple.com:2197",
+            "send", "--topic=com.example.app", "--endpoint=mock", "--endpoint=api.push.apple.com:2197",
             "--response-timeout=12.5", "--no-prescan",
             "--mock-option=fail=500:0.01", "--mock-option=fail=503:0.02", "--mock-option=latency-ms=3",
             "--mock-option", "throttle-after-errors",

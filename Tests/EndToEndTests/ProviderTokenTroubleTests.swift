@@ -35,24 +35,12 @@ import Testing
     }
 
     @Test func aClockAnHourBehindStopsWithExitTwoAndSaysToCheckTheClock() throws {
-        let faketime = "/usr/bin/faketime"
-        try #require(FileManager.default.isExecutableFile(atPath: faketime), "faketime is missing: make test installs it")
         let rig = try Rig(rows: 2_000)
         let mock = try rig.mock()
         let out = rig.scratch.path("out-clock-behind")
         // An hour and five minutes behind: every token this machine signs is over APNs' hour old.
-        let arguments = ["-f", "-65m", Binary.url.path]
-            + rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
-        var environment = ProcessInfo.processInfo.environment
-        environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
-        // A sanitized build's allocator reads the clock while it holds its lock (its release-to-OS
-        // timer); libfaketime's first clock_gettime initializes itself through dlsym, which
-        // allocates: a deadlock (seen with ASan and TSan). Without that timer the allocator reads
-        // no clock there; a plain build ignores the options.
-        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
-            environment[name] = [environment[name], "allocator_release_to_os_interval_ms=-1"].compactMap { $0 }.joined(separator: ":")
-        }
-        let run = CampaignRun(result: try Command.run(faketime, arguments, environment: environment), outDirectory: out)
+        let arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        let run = CampaignRun(result: try FakeTime.run(offset: "-65m", arguments), outDirectory: out)
         mock.stop()
         #expect(run.result.status == 2, "\(run.result.stderr)")
         #expect((run.result.stdout + run.result.stderr).contains("refused the provider token as expired though it is 0 minutes old"), "\(run.result.stderr)")

@@ -22,7 +22,7 @@ import Testing
         let rig = try SendCampaignTests.Rig(rows: 300)
         let out = rig.scratch.path("out-dns")
         let arguments = ["send", "--input", rig.csv, "--endpoint", "no-such-host.invalid:443",
-                         "--endpoint", "another-missing-name.invalid", "--key-file", rig.key,
+                         "--endpoint", "another-missing-name.invalid:443", "--key-file", rig.key,
                          "--key-id", MockServerProcess.keyID, "--team-id", MockServerProcess.teamID,
                          "--topic", MockServerProcess.topic, "--connections", "4", "--progress", "never",
                          "--unreachable-timeout", "20", "--out", out]

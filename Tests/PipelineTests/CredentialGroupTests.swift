@@ -229,6 +229,9 @@ struct CredentialGroupTests {
         let moves = try #require(run.result.summary.groups?.moves["production_to_sandbox"])
         #expect(moves.moved == 10 && moves.delivered == 8)
         #expect(run.result.summary.humanText.contains("--environment-fallback production to sandbox: 10 rows tried, 8 delivered"))
+        // Those 10 moves are the only rows sent twice, and the line counting them says it counts moves.
+        #expect(run.result.summary.humanText.contains("10 rows needed more than one request (429, 5xx, lost connections, "
+                                                      + "expired provider tokens or moves to the other environment)"))
     }
 
     /// A campaign whose refused key aborted its rows is resumed with the key accepted: only those

@@ -39,7 +39,9 @@ import Transport
         worked.noteConnectionDown()
         worked.noteLookup(endpointIndex: 0, failure: missing(0))
         #expect(!worked.control.isStopping)
-        #expect(worked.stopCauseWhenUnreachable(seconds: 120) == .unreachable(seconds: 120))
+        #expect(worked.stopCauseWhenUnreachable(seconds: 120)
+                == .unreachable(seconds: 120, endpoints: [UnreachableEndpoint(endpoint: "name0.invalid:443",
+                                                                              cause: "cannot resolve name0.invalid: Name or service not known")]))
     }
 
     @Test func aResolverThatDoesNotAnswerIsWaitedForThenNamed() throws {

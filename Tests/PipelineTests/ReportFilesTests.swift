@@ -43,9 +43,10 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         #expect(Set(object.keys) == ["rows", "delivered", "unregistered", "bad_token", "failed", "rejected", "gave_up",
                                      "aborted", "by_reason", "elapsed_s", "notifications_per_s", "latency_ms",
-                                     "connections", "endpoints", "exit_status", "resent_after_crash",
+                                     "connections", "endpoints", "unreachable_endpoints", "exit_status", "resent_after_crash",
                                      "started_at", "finished_at", "input", "fingerprint", "shard", "apns_bulk_version"])
         #expect(object["resent_after_crash"] as? Int == 0, "0 unless a resume sent rows again after a crash")
+        #expect((object["unreachable_endpoints"] as? [Any])?.isEmpty == true, "[] when every endpoint was reached")
         // What run this was: null where it does not apply, never left out.
         for key in ["started_at", "finished_at", "input", "fingerprint", "shard"] { #expect(object[key] is NSNull, "\(key)") }
         #expect(object["apns_bulk_version"] as? String == Version.current)
