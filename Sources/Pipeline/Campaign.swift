@@ -240,6 +240,7 @@ public final class Campaign: Sendable {
         summary.connections = max(configuration.connections, shared.plannedConnections.load(ordering: .relaxed))
         if summary.groups != nil { summary.groups?.noCredentials = shared.noCredentialCounts }
         summary.endpoints = configuration.endpoints.map(\.description)
+        summary.binaryProtocol = configuration.wireProtocol == .binary
         (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
         summary.startedAtMilliseconds = startedAtWall
         summary.finishedAtMilliseconds = finishedAtWall

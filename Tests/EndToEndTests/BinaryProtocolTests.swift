@@ -71,6 +71,21 @@ import Testing
         #expect(Self.acceptedCounts(record).values.allSatisfy { $0 == 1 }, "no row accepted twice")
     }
 
+    @Test func aBinarySummarySaysThereIsNoLatencyRatherThanZero() throws {
+        let rig = try SendCampaignTests.Rig(rows: 20, seed: 8)
+        let mock = try LegacyMockProcess(scratch: rig.scratch)
+        let out = rig.scratch.path("out")
+        let run = try Self.send(rig, mock, out: out, extra: ["--binary-quiet-ms", "50"])
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 20)
+        #expect(run.result.stdout.contains("latency n/a (the binary protocol answers only errors)"), "\(run.result.stdout)")
+        #expect(!run.result.stdout.contains("latency p50"))
+        // summary.json keeps its keys; a value that does not apply is null.
+        let latency = try #require(try run.summary["latency_ms"] as? [String: Any])
+        #expect(Set(latency.keys) == ["p50", "p90", "p99", "max"] && latency.values.allSatisfy { $0 is NSNull })
+    }
+
     @Test func silentCloseSendsTheRowsOfItsLastQuietPeriodAgainAndSaysSo() throws {
         let rig = try SendCampaignTests.Rig(rows: 800, seed: 6)
         let mock = try LegacyMockProcess(scratch: rig.scratch, extra: ["--binary-close-after", "300"])
