@@ -140,7 +140,7 @@ struct SendCommand: ParsableCommand {
     var pingInterval = 60.0
 
     // Output
-    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/.")
+    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/, or <UTC-timestamp>-2, -3, ... when a run started in the same second has that name.")
     var out: String?
     @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
     var progress: ProgressChoice = .auto

@@ -8,7 +8,7 @@ extension SendSetup {
         var spread: (text: String, seconds: Double)?
         if let text = command.spread {
             guard let seconds = PacerDuration.seconds(parsing: text) else {
-                throw RunFailure.usage("--spread \(text): give a duration: a number with a unit h, m or s, largest first, such as 90s, 30m, 2h or 1h30m (0s for no spread)")
+                throw RunFailure.usage("--spread \(text): give a duration with units (h, m and s, largest first), such as 90s, 30m, 2h or 1h30m; 0s means no spread")
             }
             if seconds > 0 { spread = (text, seconds) }
         }
