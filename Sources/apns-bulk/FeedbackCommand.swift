@@ -9,7 +9,8 @@ struct FeedbackCommand: ParsableCommand {
         commandName: "feedback",
         abstract: "Read the retired feedback service's dead tokens into a dead-tokens.csv.",
         usage: "apns-bulk feedback --out <out>\n"
-            + "       (--cert-file <cert-file> --cert-key-file <key-file> | --p12-file <p12-file>)\n"
+            + "       --cert-file <cert-file> --cert-key-file <key-file>\n"
+            + "       | --p12-file <p12-file>\n"
             + "       [--endpoint <endpoint>] [<options>]",
         discussion: """
             Connects with the client certificate, reads every tuple the service sends until it \

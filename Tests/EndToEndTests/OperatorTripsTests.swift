@@ -86,7 +86,7 @@ import Testing
 
     @Test func feedbackUsageOffersTheP12FileBesideTheCertificateAndKey() throws {
         let help = Self.flat(try Binary.run(["feedback", "--help"]).stdout)
-        #expect(help.contains("apns-bulk feedback --out <out> (--cert-file <cert-file> --cert-key-file <key-file> | --p12-file <p12-file>)"),
+        #expect(help.contains("apns-bulk feedback --out <out> --cert-file <cert-file> --cert-key-file <key-file> | --p12-file <p12-file> [--endpoint"),
                 "\(help)")
     }
 
