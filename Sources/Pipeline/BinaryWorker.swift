@@ -7,7 +7,8 @@ import Transport
 /// only the wire differs. Everything here runs on `reactor`'s thread.
 ///
 /// The protocol answers only refusals, so each connection keeps a window of notifications sent
-/// and not yet known good (`--binary-window`). One is known good when the gateway refuses a later
+/// and not yet known good (`--binary-window`), and of those at risk of a refusal's discard a
+/// smaller `BinaryWindow` that halves on refusals and grows while notifications go through. One is known good when the gateway refuses a later
 /// one, or when `--binary-quiet-ms` passed without an error response; then it is recorded
 /// `delivered` (status 0). After an error response every notification sent after the refused one
 /// on that connection was discarded by the gateway and is sent again, without counting an attempt.
@@ -32,7 +33,10 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     private var flushScheduled = false
     private var sweepTimer: TimerID?
     let quietNanoseconds: UInt64
-    let window: Int
+    /// A sweep's period, and the round after which a notification with no error response has
+    /// gone through (for the window; it is known good only after the quiet period).
+    let stepNanoseconds: UInt64
+    let windowLimit: Int
 
     init(reactor: Reactor, shared: CampaignShared, index: Int) {
         self.reactor = reactor
@@ -41,7 +45,8 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         runHeaders = shared.decoder.runDefaultHeaders
         let configuration = shared.configuration
         quietNanoseconds = UInt64(max(1, configuration.binaryQuietMilliseconds)) * 1_000_000
-        window = max(1, configuration.binaryWindow)
+        stepNanoseconds = max(5_000_000, quietNanoseconds / 4)
+        windowLimit = max(1, configuration.binaryWindow)
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
                                   baseMilliseconds: configuration.retryBaseMilliseconds,
                                   capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
@@ -57,7 +62,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
                 baseMilliseconds: configuration.reconnectBaseMilliseconds,
                 capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
                 seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
-            let link = BinaryLink(slot: slot)
+            let link = BinaryLink(slot: slot, windowLimit: windowLimit)
             links.append(link)
             connect(link)
         }
@@ -110,7 +115,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         guard !stopping, link.canSend, let stream = link.stream else { return }
         var sent = false
         let now = Reactor.monotonicNanoseconds()
-        while link.unconfirmedCount < window, stream.pendingOutputCount < 1 << 20, let job = nextJob() {
+        while link.hasRoom, stream.pendingOutputCount < 1 << 20, let job = nextJob() {
             if let reason = localRefusal(job) {
                 finish(job.record(.rejected, reason: reason))
                 continue
@@ -128,7 +133,22 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
             stream.flush()
             armSweep()
         }
+        if !link.hasRoom { armProbe(link) }
         schedulePublish()
+    }
+
+    /// The window is full: once its newest notifications have gone unrefused for the link's
+    /// horizon, they went through and the window opens. The sweep does this every round; a link
+    /// whose refusals come back sooner (a near gateway) checks at its own pace instead.
+    private func armProbe(_ link: BinaryLink) {
+        let horizon = link.horizon(round: stepNanoseconds)
+        guard link.probeTimer == nil, horizon < stepNanoseconds else { return }
+        link.probeTimer = reactor.schedule(after: .nanoseconds(Int64(horizon))) { [self] in
+            link.probeTimer = nil
+            let now = Reactor.monotonicNanoseconds()
+            link.advanceThrough(sentBefore: now > horizon ? now - horizon : 0)
+            fill(link)
+        }
     }
 
     /// The binary API's own limits, checked before anything is sent: 32-byte tokens, payloads of
@@ -171,19 +191,21 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     /// Checks the windows a few times per quiet period while anything is unconfirmed.
     private func armSweep() {
         guard sweepTimer == nil else { return }
-        let step = max(5_000_000, quietNanoseconds / 4)
-        sweepTimer = reactor.schedule(after: .nanoseconds(Int64(step))) { [self] in
+        sweepTimer = reactor.schedule(after: .nanoseconds(Int64(stepNanoseconds))) { [self] in
             sweepTimer = nil
             sweep()
         }
     }
 
-    /// Notifications whose quiet period passed with no error response are delivered.
+    /// Notifications whose quiet period passed with no error response are delivered; those a
+    /// round old went through, which widens the window.
     private func sweep() {
         let now = Reactor.monotonicNanoseconds()
         let cutoff = now > quietNanoseconds ? now - quietNanoseconds : 0
         var pending = false
         for link in links {
+            let horizon = link.horizon(round: stepNanoseconds)
+            link.advanceThrough(sentBefore: now > horizon ? now - horizon : 0)
             for sent in link.takeQuiet(sentBefore: cutoff) { delivered(sent, on: link) }
             if link.unconfirmedCount > 0 { pending = true }
         }

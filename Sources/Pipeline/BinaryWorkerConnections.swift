@@ -36,6 +36,7 @@ extension BinaryWorker {
 
     private func open(_ link: BinaryLink, endpoint: Endpoint, address: SocketAddress) {
         let timeout = Duration.seconds(10)
+        let startedAt = Reactor.monotonicNanoseconds()
         TLSStream.open(to: address, host: endpoint.host, context: shared.configuration.tls, on: reactor,
                        timeout: timeout) { [self] result in
             switch result {
@@ -50,7 +51,9 @@ extension BinaryWorker {
                 if !dropped { scheduleReconnect(link, after: link.slot.reconnects.connectionEnded(readyFor: nil)) }
             case .success(let stream):
                 guard !closing else { return stream.close() }
-                link.opened(stream, at: Reactor.monotonicNanoseconds())
+                let now = Reactor.monotonicNanoseconds()
+                link.noteHandshake(now &- startedAt)
+                link.opened(stream, at: now)
                 stream.start(onBytes: { [unowned self] bytes in received(Array(bytes), on: link, from: stream) },
                              onEnd: { [unowned self] end in ended(link, stream: stream, end: end) })
                 fill(link)
@@ -83,10 +86,12 @@ extension BinaryWorker {
     /// (or, for status 10, was the last one processed), and what came after it was discarded.
     private func settle(_ response: LegacyErrorResponse, on link: BinaryLink) {
         proved(link)
-        let (before, failed, after) = link.split(at: response.identifier)
+        let refusal = response.status != .shutdown && response.status != .noErrors
+        let (before, failed, after) = link.split(at: response.identifier, refusal: refusal)
+        if refusal, let failed { link.noteAnswer(after: Reactor.monotonicNanoseconds() &- failed.sentAt) }
         for sent in before { delivered(sent, on: link) }
         if let failed {
-            if response.status == .shutdown || response.status == .noErrors {
+            if !refusal {
                 delivered(failed, on: link)
             } else {
                 answer(failed.job, status: response.status, on: link)
@@ -161,7 +166,9 @@ extension BinaryWorker {
             let now = Reactor.monotonicNanoseconds()
             let cutoff = now > quietNanoseconds ? now - quietNanoseconds : 0
             for sent in link.takeQuiet(sentBefore: cutoff) { delivered(sent, on: link) }
-            for sent in link.takeAll() { lost(sent.job) }
+            let inDoubt = link.takeAll()
+            if !inDoubt.isEmpty { link.closedSilently() }
+            for sent in inDoubt { lost(sent.job) }
             scheduleRefill()
             schedulePublish()
         }

@@ -68,7 +68,7 @@ public final class Campaign: Sendable {
         /// `dryRun` with `resume`: a dry run sends nothing, so there is nothing to continue.
         case dryRunCannotResume
         /// A `--payload-template` placeholder names a column the input's header lacks.
-        case templateColumn(column: String, header: [String], path: String)
+        case templateColumn(column: String, header: [String], path: String, template: String?)
         /// Rows need `environment` (`rows` of them, counted by the prescan; nil: they may, without
         /// a prescan) and no endpoint serves it.
         case noEndpoint(environment: APNsEnvironment, rows: Int?)
@@ -82,8 +82,8 @@ public final class Campaign: Sendable {
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
                 "cannot write to the output directory \(path): \(detail); give a writable --out DIR"
-            case .templateColumn(let column, let header, let path):
-                "--payload-template: placeholder {{\(column)}} names a column \(path) does not have; its header has "
+            case .templateColumn(let column, let header, let path, let template):
+                "--payload-template" + (template.map { " \($0)" } ?? "") + ": placeholder {{\(column)}} names a column \(path) does not have; its header has "
                     + header.map { "\"\($0)\"" }.joined(separator: ", ") + ": add the column or change the placeholder"
             case .resumeNeedsFile:
                 "resume needs the campaign's input file (it reads it again and skips the rows already recorded); "
@@ -165,7 +165,7 @@ public final class Campaign: Sendable {
     static func bind(_ template: PayloadTemplate?, to header: CSVHeader, path: String) throws -> BoundPayloadTemplate? {
         guard let template else { return nil }
         do { return try template.bind(to: header) } catch {
-            throw SetupError.templateColumn(column: error.column, header: error.header, path: path)
+            throw SetupError.templateColumn(column: error.column, header: error.header, path: path, template: template.file)
         }
     }
 
@@ -241,6 +241,7 @@ public final class Campaign: Sendable {
         if summary.groups != nil { summary.groups?.noCredentials = shared.noCredentialCounts }
         summary.endpoints = configuration.endpoints.map(\.description)
         summary.unreachableEndpoints = shared.unreachableEndpoints(neverReady: true)
+        summary.binaryProtocol = configuration.wireProtocol == .binary
         (summary.rate, summary.spreadSeconds) = (configuration.rate, configuration.spreadSeconds)
         summary.startedAtMilliseconds = startedAtWall
         summary.finishedAtMilliseconds = finishedAtWall

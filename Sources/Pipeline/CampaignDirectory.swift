@@ -27,7 +27,9 @@ struct CampaignDirectory {
         let lock = try CampaignLock(directory: directory)
         let hasRecord = access(recordPath(directory), F_OK) == 0, hasLog = holdsRecords(logPath(directory))
         guard configuration.resume else {
-            if hasRecord || hasLog { throw .campaignExists(directory: directory) }
+            if hasRecord || hasLog {
+                throw .campaignExists(directory: directory, found: (hasRecord ? ["campaign.json"] : []) + (hasLog ? ["results.jsonl.zst"] : []))
+            }
             return Claim(configuration: configuration, fingerprint: nil, record: nil, lock: lock)
         }
         let fingerprint = try InputFingerprint.of(path: configuration.inputPath)

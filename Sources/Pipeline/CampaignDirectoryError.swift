@@ -1,7 +1,8 @@
 /// Why `--out` cannot take this run: a campaign is there already (and `--resume` was not given),
 /// or `--resume` cannot continue it. Found before anything is sent (exit 1).
 public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
-    case campaignExists(directory: String)
+    /// `found`: the campaign's files that are there (campaign.json, results.jsonl.zst or both).
+    case campaignExists(directory: String, found: [String])
     case busy(directory: String)
     case inputNotRegular(path: String)
     case inputUnreadable(path: String, detail: String)
@@ -17,8 +18,12 @@ public enum CampaignDirectoryError: Error, CustomStringConvertible, Equatable {
     /// One line for stderr: what is wrong, and what to give instead.
     public var description: String {
         switch self {
-        case .campaignExists(let directory):
-            "\(directory) already holds a campaign (campaign.json, results.jsonl.zst): nothing was overwritten; "
+        case .campaignExists(let directory, let found) where !found.contains("campaign.json"):
+            "\(directory) already holds \(found.joined(separator: " and ")) but no campaign.json (a log of an older "
+                + "apns-bulk, or not from apns-bulk): nothing was overwritten, and --resume cannot check its input; "
+                + "give another --out DIR"
+        case .campaignExists(let directory, let found):
+            "\(directory) already holds a campaign (\(found.joined(separator: ", "))): nothing was overwritten; "
                 + "add --resume to continue it (rows already recorded are skipped), or give another --out DIR"
         case .busy(let directory):
             "another apns-bulk is running the campaign in \(directory) (it holds the directory's lock): nothing was "

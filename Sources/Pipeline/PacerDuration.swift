@@ -1,4 +1,5 @@
 /// `--spread`'s durations: `90s`, `30m`, `2h`, `1h30m`, `1.5h`; units h, m and s, largest first.
+/// Zero (`0s`, `0m`) is a duration too: no spread.
 public enum PacerDuration {
     /// Seconds, or nil when `text` is not such a duration (a bare number has no unit: nil, so that
     /// `--spread 30` is not read as 30 seconds by one operator and 30 minutes by another).
@@ -23,7 +24,7 @@ public enum PacerDuration {
             lastUnit = unit
             number = ""
         }
-        guard number.isEmpty, lastUnit < 4, total > 0, total.isFinite else { return nil }
+        guard number.isEmpty, lastUnit < 4, total >= 0, total.isFinite else { return nil }
         return total
     }
 

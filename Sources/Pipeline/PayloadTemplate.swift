@@ -20,6 +20,8 @@ public struct PayloadTemplate: Sendable {
     let parts: [Part]
     /// The placeholders' names (trimmed, lower case), each once, in order of first use.
     public let columns: [String]
+    /// The template's file, for messages; nil when it came from elsewhere.
+    public var file: String?
 
     /// What is wrong with a template, for a message that names the file.
     public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
@@ -41,8 +43,11 @@ public struct PayloadTemplate: Sendable {
     }
 
     /// Splits `json` into literals and placeholders; throws for a placeholder outside a string,
-    /// an unclosed or empty one. (The JSON check is the caller's: `emptyFilled`.)
-    public init(json: [UInt8]) throws(Problem) {
+    /// an unclosed or empty one. (The JSON check is the caller's: `emptyFilled`.) Whitespace after
+    /// the object (an editor's final newline) is left out: the payload is the object alone.
+    public init(json whole: [UInt8]) throws(Problem) {
+        var json = whole
+        while let last = json.last, last == 0x20 || last == 0x09 || last == 0x0A || last == 0x0D { json.removeLast() }
         var parts: [Part] = []
         var columns: [String] = []
         var literal: [UInt8] = []

@@ -10,6 +10,8 @@ public struct Summary: Sendable {
     public var byReason: [String: Int] = [:]
     /// Latency of the answered requests.
     public var latency = LatencyHistogram()
+    /// The run spoke the retired binary protocol, which answers only refusals: nothing is timed.
+    public var binaryProtocol = false
     /// From the start of sending (after the prescan) to the last row recorded; the goodbyes after
     /// that are not counted.
     public var elapsedSeconds: Double = 0
@@ -93,8 +95,10 @@ public struct Summary: Sendable {
     var answeredRows: Int { counts[.delivered] + counts[.unregistered] + counts[.badToken] + counts[.failed] }
 
     /// summary.json: `rows`, one key per outcome, `by_reason`, `elapsed_s`, `notifications_per_s`,
-    /// `latency_ms` {p50,p90,p99,max}, `connections`, `endpoints`, `unreachable_endpoints`
-    /// [{endpoint, cause}], `exit_status`, `resent_after_crash`, `started_at`, `finished_at`, `input`, `fingerprint` {size, sample_sha256}, `shard`, `apns_bulk_version`.
+    /// `latency_ms` {p50,p90,p99,max} (each null when no answer was timed: the binary protocol's
+    /// runs, runs that sent nothing), `connections`, `endpoints`, `unreachable_endpoints`
+    /// [{endpoint, cause}], `exit_status`, `resent_after_crash`, `started_at`, `finished_at`, `input`,
+    /// `fingerprint` {size, sample_sha256}, `shard`, `apns_bulk_version`.
     public var json: String {
         var out: [UInt8] = []
         out.append(contentsOf: "{\n  \"rows\": ".utf8)
@@ -121,7 +125,7 @@ public struct Summary: Sendable {
                                          ("max", latency.maxMilliseconds)]
         for (index, (name, value)) in points.enumerated() {
             out.append(contentsOf: "\(index == 0 ? "" : ", ")\"\(name)\": ".utf8)
-            JSONText.appendMilliseconds(value, to: &out)
+            if latency.count == 0 { out.append(contentsOf: "null".utf8) } else { JSONText.appendMilliseconds(value, to: &out) }
         }
         out.append(contentsOf: "},\n  \"connections\": ".utf8)
         JSONText.appendInteger(Int64(connections), to: &out)
@@ -186,8 +190,10 @@ public struct Summary: Sendable {
         }
         if wouldSend == nil {
             lines.append("\(Self.fixed(elapsedSeconds, 1)) s, \(Self.fixed(notificationsPerSecond, 0)) notifications/s, "
-                         + "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
-                         + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms")
+                         + (latency.count > 0 ? "latency p50 \(Self.fixed(latency.milliseconds(atPercentile: 50), 1)) ms, "
+                                + "p99 \(Self.fixed(latency.milliseconds(atPercentile: 99), 1)) ms"
+                            : binaryProtocol ? "latency n/a (the binary protocol answers only errors)"
+                            : "latency n/a (no answer was timed)"))
         }
         if let rate { lines.append("paced at \(PacerDuration.text(rate: rate))/s" + (spreadSeconds == nil ? " (--rate)" : " (--spread)")) }
         if let inputStop { lines.append(inputStop.message) }

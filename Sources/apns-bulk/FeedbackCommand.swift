@@ -8,8 +8,10 @@ struct FeedbackCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feedback",
         abstract: "Read the retired feedback service's dead tokens into a dead-tokens.csv.",
-        usage: "apns-bulk feedback --out <out> --cert-file <cert-file>\n"
-            + "       --cert-key-file <key-file> [--endpoint <endpoint>] [<options>]",
+        usage: "apns-bulk feedback --out <out>\n"
+            + "       --cert-file <cert-file> --cert-key-file <key-file>\n"
+            + "       | --p12-file <p12-file>\n"
+            + "       [--endpoint <endpoint>] [<options>]",
         discussion: """
             Connects with the client certificate, reads every tuple the service sends until it \
             closes, each the time APNs found the app gone and a device token, and writes them to \
@@ -26,13 +28,13 @@ struct FeedbackCommand: ParsableCommand {
     @Option(name: .customLong("endpoint"), help: "production, the default, is feedback.push.apple.com:2196; sandbox is feedback.sandbox.push.apple.com:2196; or HOST:PORT.")
     var endpointChoice: String?
     var endpoint: String { endpointChoice ?? "production" }
-    @Option(name: .customLong("cert-file"), help: "The client certificate (PEM).")
+    @Option(name: .customLong("cert-file"), help: "The client certificate (PEM), with --cert-key-file; or give --p12-file instead.")
     var certFiles: [String] = []
     var certFile: String? { certFiles.last }
     @Option(name: .customLong("cert-key-file"), help: "The certificate's private key (PEM).")
     var certKeyFiles: [String] = []
     var certKeyFile: String? { certKeyFiles.last }
-    @Option(name: .customLong("p12-file"), help: "A .p12 holding certificate and key. Default: none.")
+    @Option(name: .customLong("p12-file"), help: "A .p12 holding certificate and key, instead of --cert-file and --cert-key-file. Default: none.")
     var p12Files: [String] = []
     var p12File: String? { p12Files.last }
     @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the .p12 password. Default: none, for a .p12 without a password.")

@@ -9,7 +9,9 @@ import Glibc
 ///
 /// It is expanded into command-line arguments before parsing, so a job file can say exactly what
 /// the command line can, and validation is the same. Flags given on the command line win: a key is
-/// taken from the file only when its flag is absent from the command line. Its `[[keys]]` tables
+/// taken from the file only when its flag is absent from the command line (its value is checked
+/// all the same, so a mistake in the file shows the day it is made). An unknown key is refused with
+/// the file, its line and the nearest known key. Its `[[keys]]` tables
 /// become `--keys-file` naming the job file itself, read by `KeyList` (unless the command line
 /// gives `--key-file` or `--keys-file`), so that they are read by the same code as the mock's.
 enum JobFile {
@@ -18,15 +20,16 @@ enum JobFile {
     static func expand(_ arguments: [String]) throws -> [String] {
         guard let first = arguments.first, first == "send",
               let path = configPath(in: arguments) else { return arguments }
-        let table = try load(path).entries
+        let table = try load(path)
         var given = Set<String>()
         for argument in arguments where argument.hasPrefix("--") {
             given.insert(String(argument.split(separator: "=", maxSplits: 1)[0]))
         }
         var generated: [String] = []
-        for entry in table {
+        for entry in table.entries {
             let rawKey = entry.key, value = entry.value
             let key = rawKey.replacingOccurrences(of: "_", with: "-")
+            let place = "--config \(path)" + (table.lines[rawKey].map { ", line \($0)" } ?? "")
             if key == "keys" {
                 // Several signing keys: read again by send's setup, which names the entry at fault.
                 if !given.contains("--key-file") && !given.contains("--keys-file") { generated.append("--keys-file=\(path)") }
@@ -44,10 +47,13 @@ enum JobFile {
             }
             if key == "config" { throw RunFailure.usage("\(path): a job file cannot name another --config") }
             let flag = "--" + key
-            if given.contains(flag) { continue }
-            if let problem = JobFileValueKind.byKey[key]?.problem(value, key: rawKey) {
-                throw RunFailure.usage("--config \(path): \(problem)")
+            guard let kind = JobFileValueKind.byKey[key] else {
+                let nearest = JobFileValueKind.nearestKey(to: key).map { "; did you mean `\($0)`?" } ?? ""
+                throw RunFailure.usage("\(place): unknown key `\(rawKey)`\(nearest) (a job file's keys are send's long flag names, "
+                                       + "without the dashes; see apns-bulk send --help)")
             }
+            if let problem = kind.problem(value, key: rawKey) { throw RunFailure.usage("\(place): \(problem)") }
+            if given.contains(flag) { continue }
             generated += try flagArguments(flag: flag, value: value, path: path, key: rawKey)
         }
         let expanded = [first] + generated + arguments.dropFirst()

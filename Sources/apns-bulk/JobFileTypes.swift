@@ -13,8 +13,8 @@ enum JobFileValueKind {
     /// A string or an array of strings: a repeatable flag.
     case strings
 
-    /// send's flags by their long name. A key not listed is left to the command line's parser,
-    /// which names an unknown flag.
+    /// send's flags by their long name: a key not listed is refused as unknown (a test checks that
+    /// every flag of `send --help` is here).
     static let byKey: [String: JobFileValueKind] = [
         "input": .string, "payload-file": .string, "no-prescan": .boolean,
         "allow-duplicates": .boolean, "payload-template": .string,
@@ -35,6 +35,28 @@ enum JobFileValueKind {
         "proxy": .string, "noproxy": .string,
         "shard": .string,
     ]
+
+    /// The known key closest to `key` by edit distance, when it is close enough to be a typo
+    /// (`conection` → `connections`); nil otherwise.
+    static func nearestKey(to key: String) -> String? {
+        let typed = Array(key)
+        let scored = byKey.keys.map { ($0, editDistance(typed, Array($0))) }
+        guard let best = scored.min(by: { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }) else { return nil }
+        return best.1 <= max(2, typed.count / 4) ? best.0 : nil
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions.
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
 
     /// What the key wants, for a message: "an integer", "a string or an array of strings".
     var wanted: String {

@@ -56,7 +56,7 @@ struct SendCommand: ParsableCommand {
     // Run-level headers; a row's own columns override them.
     @Option(help: "apns-topic: the app's bundle id, with the suffix its push type needs, if any. Default: none; each row's topic column then, or with certificate auth the certificate's topic.")
     var topic: String?
-    @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...). Default: none; APNs then reads the notification as alert.")
+    @Option(name: .customLong("push-type"), help: "apns-push-type (alert, background, voip, ...); a row's push_type column overrides it. Every request carries the header, as APNs expects. Default: alert.")
     var pushType: String?
     @Option(help: "apns-priority: 10, 5 or 1. Default: 10, or 5 for background.")
     var priority: String?
@@ -98,7 +98,7 @@ struct SendCommand: ParsableCommand {
     var threads: Int?
     @Option(help: "At most this many notifications per second for the whole run, retries included, spread evenly across it (e.g. 500 or 0.5). Default: as fast as APNs answers.")
     var rate: Double?
-    @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate. Default: none, so no pacing.")
+    @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time; 0s means no spread. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate. Default: none, so no pacing.")
     var spread: String?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it. Default: none; the system's trust store alone.")
     var caFile: String?
@@ -112,7 +112,7 @@ struct SendCommand: ParsableCommand {
     var wireProtocolChoice: WireProtocolChoice?
     @Option(name: .customLong("binary-quiet-ms"), help: "With --protocol binary: a notification with no error response for this many milliseconds is taken as accepted, and the rows sent within it before a connection closes without an error response are sent again. Default: 1000.")
     var binaryQuietMsChoice: Int?
-    @Option(name: .customLong("binary-window"), help: "With --protocol binary: notifications per connection sent and not yet known good, at most. Default: 10000.")
+    @Option(name: .customLong("binary-window"), help: "With --protocol binary: notifications per connection sent and not yet known good, at most. Those at risk of a refusal's discard start at 100, halve on each refusal and grow back as notifications go through, up to this. Default: 10000.")
     var binaryWindowChoice: Int?
 
     var wireProtocol: WireProtocolChoice { wireProtocolChoice ?? .http2 }
@@ -140,7 +140,7 @@ struct SendCommand: ParsableCommand {
     var pingInterval = 60.0
 
     // Output
-    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/.")
+    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/, or <UTC-timestamp>-2, -3, ... when a run started in the same second has that name.")
     var out: String?
     @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
     var progress: ProgressChoice = .auto

@@ -102,7 +102,7 @@ struct SendSetup {
         let authentication: CampaignConfiguration.Authentication = credentials.keys.first.map { .token($0.source) } ?? .certificate
         var configuration = CampaignConfiguration(
             inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
-            outputDirectory: command.out ?? Self.defaultOutputDirectory())
+            outputDirectory: command.out ?? "")
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
@@ -147,6 +147,8 @@ struct SendSetup {
         if credentials.generated && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }
+        // Claimed last, once the flags have passed their checks: a refused command leaves no directory.
+        if command.out == nil { configuration.outputDirectory = try Self.claimDefaultOutputDirectory() }
         self.configuration = configuration
         self.mock = mock
     }
@@ -262,7 +264,7 @@ struct SendSetup {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw RunFailure.usage("--payload-template \(path): cannot read it; give a file holding one JSON object with {{column}} placeholders in its strings")
         }
-        let template: PayloadTemplate
+        var template: PayloadTemplate
         do { template = try PayloadTemplate(json: [UInt8](data)) } catch {
             throw RunFailure.usage("--payload-template \(path): \(error.description)")
         }
@@ -270,17 +272,33 @@ struct SendSetup {
             let detail = reason == .payloadEmpty ? "it is empty" : "it is not a JSON object (with its placeholders empty)"
             throw RunFailure.usage("--payload-template \(path): \(detail) (\(reason.name))")
         }
+        template.file = path
         return template
     }
 
     /// Cores this process may run on (`UsableCores`): one reactor thread each by default.
     static func usableCores() -> Int { UsableCores.count() }
 
-    static func defaultOutputDirectory() -> String {
+    /// The default `--out`: `<base>/<UTC timestamp>`, made here with mkdir(2), which fails when
+    /// the name is taken, so that a run started in the same second as another (two cron jobs)
+    /// takes `<timestamp>-2`, then `-3`, ..., instead of meeting the other's campaign.
+    static func claimDefaultOutputDirectory(in base: String = "./apns-bulk-out", at date: Date = Date()) throws -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return "./apns-bulk-out/" + formatter.string(from: Date())
+        let stamp = base + "/" + formatter.string(from: date)
+        do { try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true) } catch {
+            throw RunFailure.usage("cannot create \(base) for the default --out: \(error.localizedDescription); give a writable --out DIR")
+        }
+        for number in 1...1000 {
+            let path = number == 1 ? stamp : stamp + "-\(number)"
+            if mkdir(path, 0o777) == 0 { return path }
+            let code = errno
+            guard code == EEXIST else {
+                throw RunFailure.usage("cannot create \(path) (the default --out): \(String(cString: strerror(code))); give a writable --out DIR")
+            }
+        }
+        throw RunFailure.usage("\(stamp) and its next 999 numbered names are taken: give --out DIR")
     }
 }

@@ -37,6 +37,10 @@ extension SendSetup {
 
     /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
     static func metricsOptions(_ command: SendCommand, shard: Shard?) throws -> MetricsOptions? {
+        // Checked even without --metrics-out or --pushgateway: a job file may give it alone.
+        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
+            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1 (default 5)")
+        }
         guard command.metricsOut != nil || command.pushgateway != nil else { return nil }
         var options = MetricsOptions(instance: command.metricsInstance ?? Self.hostName())
         options.textfilePath = command.metricsOut
@@ -48,13 +52,17 @@ extension SendSetup {
                 throw RunFailure.usage("--pushgateway \(url): \(error.detail)")
             }
         }
-        guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
-            throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1")
-        }
         options.intervalSeconds = command.metricsInterval
         if command.metricsJob.isEmpty { throw RunFailure.usage("--metrics-job: give a non-empty name (default apns_bulk)") }
         if let path = command.metricsOut {
             let directory = (path as NSString).deletingLastPathComponent
+            var isDirectory: ObjCBool = false
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+                throw RunFailure.usage("--metrics-out \(path): the directory \(directory) does not exist; create it (mkdir -p \(directory)) or give a file in an existing directory")
+            }
+            if !directory.isEmpty, !isDirectory.boolValue {
+                throw RunFailure.usage("--metrics-out \(path): \(directory) is a file, not a directory; give a file in a directory")
+            }
             if path.hasSuffix("/") || !FileManager.default.isWritableFile(atPath: directory.isEmpty ? "." : directory) {
                 throw RunFailure.usage("--metrics-out \(path): its directory is not writable; give a file in a writable directory (node_exporter reads *.prom files)")
             }

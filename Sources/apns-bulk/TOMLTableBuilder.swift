@@ -122,6 +122,7 @@ final class TOMLTableBuilder {
     func built() -> TOMLTable {
         var table = TOMLTable()
         for key in order {
+            table.lines[key] = slots[key]?.line
             switch slots[key]?.slot {
             case .value(let value): table[key] = value
             case .table(let inner): table[key] = .table(inner.built())

@@ -27,6 +27,8 @@ struct TOMLTable: Equatable, Sendable {
 
     private(set) var entries: [Entry] = []
     private var positions: [String: Int] = [:]
+    /// The line each key was set on, for messages (`TOMLReader` fills it; not part of equality).
+    var lines: [String: Int] = [:]
 
     init() {}
 

@@ -47,7 +47,7 @@ import Testing
         #expect {
             try expand("[[endpoints]]\nhost = \"example.com\"\n")
         } throws: { error in
-            (error as? RunFailure)?.message.hasSuffix("`endpoints` must be a string, number, boolean or array of those") == true
+            (error as? RunFailure)?.message.contains(".toml, line 1: unknown key `endpoints`; did you mean `endpoint`?") == true
         }
     }
 
@@ -60,5 +60,37 @@ import Testing
             let given = try expand(toml, [flag, "other.p8"])
             #expect(!given.contains { $0.hasPrefix("--keys-file=") }, "\(flag) on the command line wins")
         }
+    }
+
+    @Test func aTypoIsRefusedWithTheFileTheLineAndTheNearestKey() throws {
+        #expect {
+            try expand("topic = \"x\"\n\nconection = 8\n")
+        } throws: { error in
+            let message = (error as? RunFailure)?.message ?? ""
+            return message.hasPrefix("--config /") && message.contains(".toml, line 3: unknown key `conection`; did you mean `connections`?")
+        }
+        #expect(JobFileValueKind.nearestKey(to: "zzzzzz") == nil, "nothing near: no guess")
+    }
+
+    @Test func aValueOfTheWrongTypeIsRefusedEvenWhenTheCommandLineGivesTheFlag() throws {
+        #expect {
+            try expand("connections = \"eight\"\n", ["--connections", "2"])
+        } throws: { error in
+            (error as? RunFailure)?.message.hasSuffix(".toml, line 1: `connections` is a string (\"eight\"); it must be an integer") == true
+        }
+    }
+
+    @Test func everyFlagOfSendIsAJobFileKey() {
+        let help = SendCommand.helpMessage(columns: 10_000)
+        var flags = Set<String>()
+        var rest = Substring(help)
+        while let range = rest.range(of: "--") {
+            let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+            if name.first?.isLetter == true { flags.insert(String(name)) }
+            rest = rest[range.upperBound...]
+        }
+        flags.subtract(["help", "config", "version"])
+        #expect(flags.count > 40)
+        #expect(flags.subtracting(JobFileValueKind.byKey.keys).isEmpty, "send flags a job file cannot give")
     }
 }

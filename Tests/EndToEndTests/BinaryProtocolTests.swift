@@ -51,6 +51,41 @@ import Testing
         #expect(refused.count == badTokens.count)
     }
 
+    @Test func deadTokensDoNotMultiplyTheFramesSent() throws {
+        // Each refusal makes the gateway discard what followed it on that connection: with the whole
+        // window (10,000) in flight around every dead token, 5,000 rows once cost 243,486 frames.
+        let rig = try SendCampaignTests.Rig(rows: 5000, unregisteredRate: 0.025, seed: 29)
+        let mock = try LegacyMockProcess(scratch: rig.scratch, unregisteredFile: rig.unregisteredFile)
+        let out = rig.scratch.path("out")
+        let run = try Self.send(rig, mock, out: out)
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 5000)
+        let records = try run.records
+        let bad = records.filter { $0["outcome"] as? String == "bad_token" }.count
+        #expect(bad == rig.totals.unregistered && (100...150).contains(bad))
+        #expect(records.filter { $0["outcome"] as? String == "delivered" }.count == 5000 - bad)
+        let record = try mock.record()
+        let discarded = record.filter { $0["result"] as? String == "discarded" }.count
+        #expect(record.count <= 3 * 5000, "\(record.count) frames (\(discarded) discarded) for 5000 rows and \(bad) dead tokens")
+        #expect(Self.acceptedCounts(record).values.allSatisfy { $0 == 1 }, "no row accepted twice")
+    }
+
+    @Test func aBinarySummarySaysThereIsNoLatencyRatherThanZero() throws {
+        let rig = try SendCampaignTests.Rig(rows: 20, seed: 8)
+        let mock = try LegacyMockProcess(scratch: rig.scratch)
+        let out = rig.scratch.path("out")
+        let run = try Self.send(rig, mock, out: out, extra: ["--binary-quiet-ms", "50"])
+        mock.stop()
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 20)
+        #expect(run.result.stdout.contains("latency n/a (the binary protocol answers only errors)"), "\(run.result.stdout)")
+        #expect(!run.result.stdout.contains("latency p50"))
+        // summary.json keeps its keys; a value that does not apply is null.
+        let latency = try #require(try run.summary["latency_ms"] as? [String: Any])
+        #expect(Set(latency.keys) == ["p50", "p90", "p99", "max"] && latency.values.allSatisfy { $0 is NSNull })
+    }
+
     @Test func silentCloseSendsTheRowsOfItsLastQuietPeriodAgainAndSaysSo() throws {
         let rig = try SendCampaignTests.Rig(rows: 800, seed: 6)
         let mock = try LegacyMockProcess(scratch: rig.scratch, extra: ["--binary-close-after", "300"])

@@ -19,6 +19,16 @@ import Testing
         return byToken
     }
 
+    /// `send --payload-template` to a mock server that records payloads, stopped when it returns.
+    static func send(_ rig: Rig, input csv: String, template: String) throws -> (CampaignRun, MockServerProcess) {
+        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key, extra: ["--record-payloads"])
+        let out = rig.scratch.path("out")
+        let result = try Binary.run(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out)
+                                    + ["--payload-template", template])
+        mock.stop()
+        return (CampaignRun(result: result, outDirectory: out), mock)
+    }
+
     static func tokens(_ count: Int) -> [String] {
         (1...count).map { String(repeating: String(format: "%02x", $0), count: 32) }
     }
@@ -69,13 +79,8 @@ import Testing
         let long = String(repeating: "x", count: 5000)
         let csv = try rig.scratch.write("c.csv", "device_token,first_name,city\n\(t[0]),\(long),a\n\(t[1]),Al,b\n")
         let template = try rig.scratch.write("t.json", Self.template.replacingOccurrences(of: #","t":"{{topic}}""#, with: ""))
-        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key, extra: ["--record-payloads"])
-        let out = rig.scratch.path("out")
-        let result = try Binary.run(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out)
-                                    + ["--payload-template", template])
-        mock.stop()
-        #expect(result.status == 0, "\(result.stderr)")
-        let run = CampaignRun(result: result, outDirectory: out)
+        let (run, mock) = try Self.send(rig, input: csv, template: template)
+        #expect(run.result.status == 0, "\(run.result.stderr)")
         try run.checkEveryRowExactlyOnce(rows: 2)
         let byRow = Dictionary(uniqueKeysWithValues: try run.records.map { ($0["row"] as? Int ?? 0, $0) })
         #expect(byRow[1]?["outcome"] as? String == "rejected" && byRow[1]?["reason"] as? String == "PayloadTooLarge")

@@ -85,10 +85,11 @@ import Testing
         #expect(PacerDuration.seconds(parsing: "1h30m") == 5400)
         #expect(PacerDuration.seconds(parsing: "1h0m5s") == 3605)
         #expect(PacerDuration.seconds(parsing: "1.5h") == 5400)
+        #expect(PacerDuration.seconds(parsing: "0s") == 0, "no spread")
     }
 
     @Test func aNumberWithoutUnitsOrUnitsOutOfOrderAreRefused() {
-        for text in ["30", "", "m", "30x", "1m1h", "1h1h", "0s", "-5m", "1..5h", "5m 3s"] {
+        for text in ["30", "", "m", "30x", "1m1h", "1h1h", "0", "-5m", "1..5h", "5m 3s"] {
             #expect(PacerDuration.seconds(parsing: text) == nil, "\(text)")
         }
     }

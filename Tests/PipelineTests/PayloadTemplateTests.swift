@@ -30,4 +30,14 @@ import Testing
         #expect(String(decoding: bound.fill(batch, at: 0), as: UTF8.self) == #"{"a":"<q\"\\\u0001|t>"}"#)
         #expect(String(decoding: bound.fill(batch, at: 1), as: UTF8.self) == #"{"a":"<|>"}"#)
     }
+
+    @Test func aTemplateFilesFinalNewlineIsNotPartOfThePayload() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("c.csv", "device_token,name\nab,Ann\n")
+        let template = try PayloadTemplate(json: Array("{\"a\":\"{{name}}\"}\r\n \n".utf8))
+        let source = try CSVSource(path: path, extraColumns: template.extraColumns)
+        let batch = try #require(try source.nextBatch())
+        #expect(String(decoding: try template.bind(to: source.header).fill(batch, at: 0), as: UTF8.self) == #"{"a":"Ann"}"#)
+        #expect(String(decoding: template.emptyFilled, as: UTF8.self) == #"{"a":""}"#)
+    }
 }
