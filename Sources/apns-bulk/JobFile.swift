@@ -57,7 +57,7 @@ enum JobFile {
             generated += try flagArguments(flag: flag, value: value, path: path, key: rawKey)
         }
         let expanded = [first] + generated + arguments.dropFirst()
-        if table.contains(where: { $0.key == "mock" }) { try checkMockTable(expanded, path: path) }
+        if table["mock"] != nil { try checkMockTable(expanded, path: path) }
         return expanded
     }
 
