@@ -196,7 +196,7 @@ public final class Campaign: Sendable {
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
                                       onOutcome: onOutcome, pace: configuration.rate, recorder: recorder,
-                                      labels: shared.labels)
+                                      labels: shared.labels, proofs: shared.groups.map(\.environmentProof))
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
@@ -232,6 +232,7 @@ public final class Campaign: Sendable {
         }
         readerDone.wait()
         writerDone.wait()
+        Self.warnUnproven(shared)
 
         var summary = writer.summary
         summary.inputStop = source.stoppedAt
@@ -259,6 +260,18 @@ public final class Campaign: Sendable {
             shared.warn("warning: cannot write \(configuration.outputDirectory)/\(ReportPageFile.name): \(error)")
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+
+    /// Rows still held unproven when the run ended (`EnvironmentProof.judgeAtEnd`) are named on
+    /// stderr: they end `aborted` though nothing stopped the run.
+    private static func warnUnproven(_ shared: CampaignShared) {
+        for group in shared.groups where group.environmentProof.judgedAtEnd > 0 {
+            let whose = group.label.map { "key \($0) in \(group.environment.rawValue)" } ?? "the run"
+            shared.warn("warning: \(group.environmentProof.judgedAtEnd) rows were answered BadDeviceToken and no row of "
+                        + "\(whose) was delivered or Unregistered, so nothing shows the tokens belong to the "
+                        + "\(group.environment.rawValue) environment: they end aborted WrongEnvironment, not in dead-tokens.csv. "
+                        + "Check --environment and --endpoint, then run the same command with --resume.")
+        }
     }
 
     /// The sidecar's record of a run's start: what ran, over how many connections, to where.
