@@ -262,12 +262,13 @@ public final class Campaign: Sendable {
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
 
-    /// Rows still held unproven when the run ended (`EnvironmentProof.judgeAtEnd`) are named on
-    /// stderr: they end `aborted` though nothing stopped the run.
+    /// Rows a group ended unproven (`EnvironmentProof`) without a WrongEnvironment stop, which
+    /// says so itself (at the run's end, or under `--environment-fallback`), are named on stderr.
     private static func warnUnproven(_ shared: CampaignShared) {
-        for group in shared.groups where group.environmentProof.judgedAtEnd > 0 {
+        for group in shared.groups where group.environmentProof.endedUnproven > 0 {
+            if case .wrongEnvironment? = group.control.stopCause { continue }
             let whose = group.label.map { "key \($0) in \(group.environment.rawValue)" } ?? "the run"
-            shared.warn("warning: \(group.environmentProof.judgedAtEnd) rows were answered BadDeviceToken and no row of "
+            shared.warn("warning: \(group.environmentProof.endedUnproven) rows were answered BadDeviceToken and no row of "
                         + "\(whose) was delivered or Unregistered, so nothing shows the tokens belong to the "
                         + "\(group.environment.rawValue) environment: they end aborted WrongEnvironment, not in dead-tokens.csv. "
                         + "Check --environment and --endpoint, then run the same command with --resume.")

@@ -44,8 +44,8 @@ final class EnvironmentProof: Sendable {
         var answers = 0
         /// The verdict was reached without a proof: later BadDeviceToken answers end aborted too.
         var judged = false
-        /// Rows `judgeAtEnd` ended.
-        var judgedAtEnd = 0
+        /// Rows ended `aborted` `WrongEnvironment` here.
+        var endedUnproven = 0
     }
 
     /// What becomes of one BadDeviceToken record handed to `hold`.
@@ -54,8 +54,8 @@ final class EnvironmentProof: Sendable {
         case held
         /// Record this now (the group was proven meanwhile, or judged before).
         case record(RowResult)
-        /// This answer made the verdict: record these (the held rows and this one, `aborted`),
-        /// and stop the group when `stopsGroup`; `answers` BadDeviceToken answers came unproven.
+        /// This answer made the verdict: record these (the held rows and this one, `judged`), and
+        /// stop the group when `stopsGroup`; `answers` BadDeviceToken answers came unproven.
         case verdict(answers: Int, records: [RowResult])
     }
 
@@ -73,8 +73,8 @@ final class EnvironmentProof: Sendable {
     /// Records held now.
     var heldRows: Int { heldCount.load(ordering: .acquiring) }
 
-    /// Rows the end of the run found held and ended `aborted` `WrongEnvironment`.
-    var judgedAtEnd: Int { state.withLock { $0.judgedAtEnd } }
+    /// Rows ended `aborted` `WrongEnvironment` (by the verdict, after it, or at the run's end).
+    var endedUnproven: Int { state.withLock { $0.endedUnproven } }
 
     /// A 200 or 410 of this group: its environment is right. Returns the records held until now,
     /// `bad_token` for good (empty for every call but the first).
@@ -94,12 +94,12 @@ final class EnvironmentProof: Sendable {
         state.withLock { state in
             if proven.load(ordering: .relaxed) { return .record(record) }
             state.answers += 1
-            if state.judged { return .record(judged(record)) }
+            if state.judged { return .record(judged(record, &state)) }
             state.held.append(record)
             heldCount.add(1, ordering: .releasing)
             guard state.held.count >= window else { return .held }
             state.judged = true
-            return .verdict(answers: state.answers, records: take(&state).map(judged))
+            return .verdict(answers: state.answers, records: take(&state).map { judged($0, &state) })
         }
     }
 
@@ -107,9 +107,7 @@ final class EnvironmentProof: Sendable {
     /// `WrongEnvironment`, as the verdict would have it.
     func judgeAtEnd() -> [RowResult] {
         state.withLock { state in
-            let ended = take(&state).map(judged)
-            state.judgedAtEnd += ended.reduce(0) { $0 + ($1.outcome == .aborted ? 1 : 0) }
-            return ended
+            take(&state).map { judged($0, &state) }
         }
     }
 
@@ -123,8 +121,10 @@ final class EnvironmentProof: Sendable {
 
     /// A held record once the group is judged unproven: `bad_token` still when `--environment-fallback`
     /// moved it here from an environment proven live, else `unproven`.
-    private func judged(_ record: RowResult) -> RowResult {
-        record.fallbackFrom != 0 && environments.isProven(code: record.fallbackFrom) ? record : Self.unproven(record)
+    private func judged(_ record: RowResult, _ state: inout State) -> RowResult {
+        if record.fallbackFrom != 0 && environments.isProven(code: record.fallbackFrom) { return record }
+        state.endedUnproven += 1
+        return Self.unproven(record)
     }
 
     /// A BadDeviceToken answer that proves nothing: the row is not done, and `--resume` sends it

@@ -101,27 +101,37 @@ import Testing
                 "\(run.result.stderr)")
     }
 
+    typealias Apps = ManyAppsEndToEndTests
+
+    /// Sends `rows` with keys A, B (production) and C (sandbox) to a mock of each environment,
+    /// each answering BadDeviceToken for its own list of tokens; both mocks stopped.
+    static func sendToBoth(_ setup: Apps.Setup, _ rows: [Apps.Row], productionRefuses: [String], sandboxRefuses: [String],
+                           flags: [String]) throws -> CampaignRun {
+        let keysFile = try setup.keysFile("keys.toml")
+        let respond = { (name: String, tokens: [String]) in
+            try setup.scratch.write(name, tokens.map { "\($0),400,BadDeviceToken" }.joined(separator: "\n") + "\n")
+        }
+        let production = try setup.mock("production", keysFile: keysFile,
+                                        extra: ["--respond-file", try respond("production.csv", productionRefuses)])
+        let sandbox = try setup.mock("sandbox", keysFile: keysFile, extra: ["--respond-file", try respond("sandbox.csv", sandboxRefuses)])
+        defer {
+            production.stop()
+            sandbox.stop()
+        }
+        return try setup.send(input: try setup.csv(rows), keysFile: keysFile, production: production, sandbox: sandbox,
+                              flags: ["--connections", "2"] + flags)
+    }
+
     /// Several keys: the group whose every answer is BadDeviceToken (production tokens labelled
     /// sandbox) lists none of them, while the healthy group's bad tokens are listed.
     @Test func aGroupThatNeverDeliversListsNothingWhileAHealthyGroupListsItsBadTokens() throws {
-        typealias Apps = ManyAppsEndToEndTests
-        let setup = try Apps.Setup()
-        let keysFile = try setup.keysFile("keys.toml")
         let production = (1...40).map { Apps.Row(token: Apps.token($0), topic: Apps.three) }
         let sandbox = (41...60).map { Apps.Row(token: Apps.token($0), topic: Apps.one, environment: "sandbox") }
         let bad = [production[0].token, production[1].token, production[20].token]
-        let productionMock = try setup.mock("production", keysFile: keysFile, extra: ["--respond-file",
-            try setup.scratch.write("p.csv", bad.map { "\($0),400,BadDeviceToken" }.joined(separator: "\n") + "\n")])
-        let sandboxMock = try setup.mock("sandbox", keysFile: keysFile, extra: ["--respond-file",
-            try setup.scratch.write("s.csv", sandbox.map { "\($0.token),400,BadDeviceToken" }.joined(separator: "\n") + "\n")])
-        defer {
-            productionMock.stop()
-            sandboxMock.stop()
-        }
-        let run = try setup.send(input: try setup.csv(production + sandbox), keysFile: keysFile,
-                                 production: productionMock, sandbox: sandboxMock, flags: ["--connections", "2"])
-        productionMock.stop()
-        sandboxMock.stop()
+        let setup = try Apps.Setup()
+        defer { withExtendedLifetime(setup) {} }  // its scratch directory holds the run's files
+        let run = try Self.sendToBoth(setup, production + sandbox, productionRefuses: bad,
+                                      sandboxRefuses: sandbox.map(\.token), flags: [])
         #expect(run.result.status == 2, "\(run.result.stdout)\(run.result.stderr)")
         try run.checkEveryRowExactlyOnce(rows: 60)
         #expect(try run.deadTokens.map { $0[0] }.sorted() == bad.sorted())
@@ -135,22 +145,12 @@ import Testing
     /// `--environment-fallback`: a token refused in a proven production and in a sandbox that
     /// never delivered is dead (a live token would be production's or sandbox's); the run exits 0.
     @Test func underFallbackATokenRefusedInBothIsListedWhenOneEnvironmentIsProven() throws {
-        typealias Apps = ManyAppsEndToEndTests
-        let setup = try Apps.Setup()
-        let keysFile = try setup.keysFile("keys.toml")
         let rows = (1...30).map { Apps.Row(token: Apps.token($0), topic: Apps.one) }
         let dead = [rows[0].token, rows[1].token, rows[15].token]
-        let respond = try setup.scratch.write("both.csv", dead.map { "\($0),400,BadDeviceToken" }.joined(separator: "\n") + "\n")
-        let production = try setup.mock("production", keysFile: keysFile, extra: ["--respond-file", respond])
-        let sandbox = try setup.mock("sandbox", keysFile: keysFile, extra: ["--respond-file", respond])
-        defer {
-            production.stop()
-            sandbox.stop()
-        }
-        let run = try setup.send(input: try setup.csv(rows), keysFile: keysFile, production: production, sandbox: sandbox,
-                                 flags: ["--environment-fallback", "--connections", "2"])
-        production.stop()
-        sandbox.stop()
+        let setup = try Apps.Setup()
+        defer { withExtendedLifetime(setup) {} }  // its scratch directory holds the run's files
+        let run = try Self.sendToBoth(setup, rows, productionRefuses: dead, sandboxRefuses: dead,
+                                      flags: ["--environment-fallback"])
         #expect(run.result.status == 0, "\(run.result.stdout)\(run.result.stderr)")
         try run.checkEveryRowExactlyOnce(rows: 30)
         #expect(try run.deadTokens.map { $0[0] }.sorted() == dead.sorted())

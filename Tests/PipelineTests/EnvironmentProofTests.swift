@@ -46,7 +46,7 @@ import Testing
         let ended = proof.judgeAtEnd()
         #expect(ended.count == 5)
         #expect(ended.allSatisfy { !$0.outcome.isDeadToken && $0.reason == "WrongEnvironment" })
-        #expect(proof.judgedAtEnd == 5)
+        #expect(proof.endedUnproven == 5)
         #expect(proof.heldRows == 0)
     }
 
