@@ -196,7 +196,8 @@ public final class Campaign: Sendable {
                                       expectedRows: expectedRows, control: control,
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
                                       onOutcome: onOutcome, pace: configuration.rate, recorder: recorder,
-                                      labels: shared.labels, waiting: { [shared] in shared.waitingForConnection })
+                                      labels: shared.labels, waiting: { [shared] in shared.waitingForConnection },
+                                      proofs: shared.groups.map(\.environmentProof))
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
@@ -232,6 +233,7 @@ public final class Campaign: Sendable {
         }
         readerDone.wait()
         writerDone.wait()
+        Self.warnUnproven(shared)
 
         var summary = writer.summary
         summary.inputStop = source.stoppedAt
@@ -261,6 +263,19 @@ public final class Campaign: Sendable {
             shared.warn("warning: cannot write \(configuration.outputDirectory)/\(ReportPageFile.name): \(error)")
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
+    }
+
+    /// Rows a group ended unproven (`EnvironmentProof`) without a WrongEnvironment stop, which
+    /// says so itself (at the run's end, or under `--environment-fallback`), are named on stderr.
+    private static func warnUnproven(_ shared: CampaignShared) {
+        for group in shared.groups where group.environmentProof.endedUnproven > 0 {
+            if case .wrongEnvironment? = group.control.stopCause { continue }
+            let whose = group.label.map { "key \($0) in \(group.environment.rawValue)" } ?? "the run"
+            shared.warn("warning: \(group.environmentProof.endedUnproven) rows were answered BadDeviceToken and no row of "
+                        + "\(whose) was delivered or Unregistered, so nothing shows the tokens belong to the "
+                        + "\(group.environment.rawValue) environment: they end aborted WrongEnvironment, not in dead-tokens.csv. "
+                        + "Check --environment and --endpoint, then run the same command with --resume.")
+        }
     }
 
     /// The sidecar's record of a run's start: what ran, over how many connections, to where.

@@ -25,9 +25,12 @@ final class CredentialGroup: Sendable {
     let endpointIndices: [Int]
     /// Reader → this group's workers.
     let work: HandOffQueue<Job>
-    /// This group's detectors (`--abort-after` streak, wrong environment) and its stop; the run's
-    /// own control for a one-credential run.
+    /// This group's `--abort-after` streak and its stop; the run's own control for a
+    /// one-credential run.
     let control: RunControl
+    /// Whether a 200 or 410 showed this group's environment right, and the BadDeviceToken records
+    /// held until one does (the wrong-environment verdict).
+    let environmentProof: EnvironmentProof
     /// What this group's unfinished rows become when it (or the run) stops.
     let stop: RunStop
     /// The run-wide values APNs refused this group's key (the run's own set for a one-credential run).
@@ -48,7 +51,8 @@ final class CredentialGroup: Sendable {
 
     init(index: Int, environment: APNsEnvironment, label: String?, credentialIndex: Int,
          authentication: CampaignConfiguration.Authentication, tls: TLSContext, endpointIndices: [Int],
-         work: HandOffQueue<Job>, control: RunControl, stop: RunStop, refusals: RunWideRefusals) {
+         work: HandOffQueue<Job>, control: RunControl, stop: RunStop, refusals: RunWideRefusals,
+         environmentProof: EnvironmentProof) {
         self.index = index
         self.environment = environment
         self.label = label
@@ -58,6 +62,7 @@ final class CredentialGroup: Sendable {
         self.endpointIndices = endpointIndices
         self.work = work
         self.control = control
+        self.environmentProof = environmentProof
         self.stop = stop
         self.refusals = refusals
     }
@@ -106,18 +111,20 @@ extension CredentialGroup {
             return [CredentialGroup(index: 0, environment: configuration.environment, label: nil, credentialIndex: -1,
                                     authentication: configuration.authentication, tls: configuration.tls,
                                     endpointIndices: Array(configuration.endpoints.indices), work: work,
-                                    control: control, stop: stop, refusals: refusals)]
+                                    control: control, stop: stop, refusals: refusals,
+                                    environmentProof: EnvironmentProof(stopsGroup: !configuration.environmentFallback,
+                                                                       environment: configuration.environment))]
         }
         var groups: [CredentialGroup] = []
         let layout = layout(of: configuration)
         // The one-credential run's 2,048 queued rows shared out, at least 512 a group: a queue
         // only covers the reader's turnaround, and rows queued longer are cold when sent.
         let capacity = min(2048, max(512, 2048 / max(1, layout.count)))
+        let proven = ProvenEnvironments()
         for (credentialIndex, environment, endpoints) in layout {
             let credential = configuration.credentials[credentialIndex]
             let queue = HandOffQueue<Job>(capacity: capacity)
-            let groupControl = RunControl(abortAfter: configuration.abortAfter,
-                                          environmentWindow: configuration.environmentFallback ? .max : 100)
+            let groupControl = RunControl(abortAfter: configuration.abortAfter)
             let authentication: CampaignConfiguration.Authentication
             let tls: TLSContext
             switch credential.secret {
@@ -129,7 +136,9 @@ extension CredentialGroup {
                 credentialIndex: credentialIndex, authentication: authentication, tls: tls,
                 endpointIndices: endpoints, work: queue, control: groupControl,
                 stop: RunStop(control: groupControl, work: queue, outcomes: outcomes, run: control),
-                refusals: RunWideRefusals(owner: "key \(credential.label) in \(environment.rawValue)")))
+                refusals: RunWideRefusals(owner: "key \(credential.label) in \(environment.rawValue)"),
+                environmentProof: EnvironmentProof(stopsGroup: !configuration.environmentFallback, environment: environment,
+                                                   environments: proven)))
         }
         return groups
     }

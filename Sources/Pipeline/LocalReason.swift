@@ -37,7 +37,7 @@ public enum LocalReason: String, Sendable, CaseIterable {
         case .cannotResolve:
             "No endpoint's name resolved to an address, so the run stopped before the row was sent."
         case .wrongEnvironment:
-            "The first answers were all BadDeviceToken and none delivered, so the run stopped: the tokens belong to the other APNs environment."
+            "APNs answered BadDeviceToken and no row of the key and environment was delivered or Unregistered (100 such answers stop its rows; fewer at the run's end): the tokens look like the other APNs environment's, so they are not in dead-tokens.csv."
         case .proxyFailed:
             "The CONNECT proxy refused or could not be reached on every connection, so the run stopped before the row was sent."
         case .interrupted:
@@ -73,7 +73,7 @@ public enum LocalReason: String, Sendable, CaseIterable {
         case .cannotResolve:
             "Check `--endpoint` and the machine's DNS setup, then `--resume`."
         case .wrongEnvironment:
-            "Send to the other environment (`--endpoint production` or `sandbox`) with `--resume`."
+            "Check `--environment` and `--endpoint` (production or sandbox), then run the same command with `--resume`: these rows are sent again."
         case .proxyFailed:
             "Check `--proxy`/`HTTPS_PROXY`, its credentials and its rules for APNs' host and port, then `--resume`."
         case .interrupted:

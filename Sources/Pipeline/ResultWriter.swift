@@ -26,6 +26,8 @@ final class ResultWriter: @unchecked Sendable {
     private let recorder: RunRecorder?
     /// Several credentials or environments in play: what records' lanes name.
     private let labels: RecordLabels?
+    /// Each credential group's BadDeviceToken records held until its environment is proven.
+    private let proofs: [EnvironmentProof]
     @exclusivity(unchecked) private(set) var summary: Summary
     /// `summary.groups`' counts while the writer runs (folded in when it is done).
     @exclusivity(unchecked) private var laneTally: LaneTally?
@@ -42,8 +44,10 @@ final class ResultWriter: @unchecked Sendable {
     init(queue: HandOffQueue<RowResult>, outputDirectory: String, expectedRows: Int?, control: RunControl,
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
          onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil,
-         labels: RecordLabels? = nil, waiting: (@Sendable () -> String?)? = nil) throws {
+         labels: RecordLabels? = nil, waiting: (@Sendable () -> String?)? = nil,
+         proofs: [EnvironmentProof] = []) throws {
         self.labels = labels
+        self.proofs = proofs
         self.onOutcome = onOutcome
         self.recorder = recorder
         let resumed = directory?.resumed
@@ -94,6 +98,7 @@ final class ResultWriter: @unchecked Sendable {
                 queue.lend(min: wanted, max: 4096, timeoutSeconds: 0.05) { record in write(record) }
             }
             count += lent
+            if !proofs.isEmpty { count += judgeHeldRows(recorded: count) }
             recorded.store(count, ordering: .releasing)
             let now = ContinuousClock.now
             flushIfDue(now)
@@ -125,6 +130,25 @@ final class ResultWriter: @unchecked Sendable {
         } catch {
             fail("\(error)")
         }
+    }
+
+    /// Every row has its record but those a group still holds (`EnvironmentProof`): no answer
+    /// can prove that group's environment any more, so they end `aborted` `WrongEnvironment`,
+    /// recorded here. Returns how many.
+    private func judgeHeldRows(recorded count: Int) -> Int {
+        let expected = rowsRead.load(ordering: .acquiring)
+        guard expected >= 0, count < expected else { return 0 }
+        let held = proofs.reduce(0) { $0 + $1.heldRows }
+        guard held > 0, count + held >= expected else { return 0 }
+        var ended = 0
+        for proof in proofs {
+            for record in proof.judgeAtEnd() {
+                write(record)
+                onOutcome?(labelled(record))
+                ended += 1
+            }
+        }
+        return ended
     }
 
     /// The record as the callback gets it, with its group's labels.

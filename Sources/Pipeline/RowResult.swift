@@ -92,6 +92,15 @@ struct RowResult: Sendable {
         code == 1 ? .production : code == 2 ? .sandbox : nil
     }
 
+    /// The same record with another outcome and reason (APNs' answer, attempts and labels kept).
+    func with(outcome: Outcome, reason: String?) -> RowResult {
+        RowResult(row: row, deviceToken: deviceToken, outcome: outcome, status: status, reason: reason,
+                  apnsIDBytes: apnsIDBytes, apnsIDOverflow: apnsIDOverflow, hasAPNsID: hasAPNsID, attempts: attempts,
+                  unregisteredAt: unregisteredAt, latencyMs: latencyMs, endpoint: endpoint,
+                  retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf, uniqueID: uniqueID,
+                  lane: lane, environmentCode: environmentCode, fallbackFrom: fallbackFrom)
+    }
+
     init(_ record: ResultRecord) {
         self.init(row: record.row, deviceToken: Array(record.deviceToken.utf8)[...], outcome: record.outcome,
                   status: record.status, reason: record.reason, apnsID: record.apnsID.map(InlineText.init),

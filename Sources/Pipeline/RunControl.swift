@@ -1,25 +1,20 @@
 import Synchronization
 
 /// The run's shared state that every thread consults: whether to keep sending, and the
-/// run-level detectors (misconfiguration streak, wrong environment). Read on every answer, so the
-/// common case (a 200 while nothing is wrong) touches atomics only, never the lock.
+/// misconfiguration streak (`--abort-after`). Read on every answer, so the common case (a 200
+/// while nothing is wrong) touches atomics only, never the lock. (The wrong-environment verdict is
+/// each credential group's `EnvironmentProof`.)
 public final class RunControl: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let cause = Mutex<StopCause?>(nil)
     private let streak = Mutex<(reason: String, count: Int)>(("", 0))
     private let streakActive = Atomic<Bool>(false)
-    private let environment = Mutex<(answers: Int, badDeviceTokens: Int)>((0, 0))
-    private let environmentDecided = Atomic<Bool>(false)
 
     /// Consecutive identical setup answers that stop the run (`--abort-after`).
     public let abortAfter: Int
-    /// Answers after which the wrong-environment check is decided.
-    public let environmentWindow: Int
-
     /// A run's control, not stopping.
-    public init(abortAfter: Int = 1, environmentWindow: Int = 100) {
+    public init(abortAfter: Int = 1) {
         self.abortAfter = max(1, abortAfter)
-        self.environmentWindow = max(1, environmentWindow)
     }
 
     /// One atomic load, cheap enough for every row: the run was told to stop.
@@ -40,16 +35,12 @@ public final class RunControl: Sendable {
         return first
     }
 
-    /// Feeds one APNs answer to the run-level detectors. `setupReason` is the reason string when
-    /// the answer is about the request's setup (BadTopic, ...), `badDeviceToken` when it is
-    /// BadDeviceToken, `delivered` for a 200.
+    /// Feeds one APNs answer to the streak. `setupReason` is the reason string when the answer is
+    /// about the request's setup (BadTopic, ...), nil for any other answer.
     /// Returns true when `setupReason` reached `abortAfter` answers in a row: the run-wide value it
     /// refuses is refused for good (the workers stop sending the rows that use it).
     @discardableResult
-    public func recordAnswer(delivered: Bool, badDeviceToken: Bool, setupReason: String?) -> Bool {
-        if !environmentDecided.load(ordering: .relaxed) {
-            recordForEnvironment(delivered: delivered, badDeviceToken: badDeviceToken)
-        }
+    public func recordAnswer(setupReason: String?) -> Bool {
         if let setupReason {
             let count = streak.withLock { state -> Int in
                 if state.reason == setupReason { state.count += 1 } else { state = (setupReason, 1) }
@@ -62,23 +53,5 @@ public final class RunControl: Sendable {
             streakActive.store(false, ordering: .relaxed)
         }
         return false
-    }
-
-    private func recordForEnvironment(delivered: Bool, badDeviceToken: Bool) {
-        let verdict = environment.withLock { state -> Int? in
-            if delivered || !badDeviceToken {
-                // One answer that is not BadDeviceToken settles it: the environment is right.
-                environmentDecided.store(true, ordering: .relaxed)
-                return nil
-            }
-            state.answers += 1
-            state.badDeviceTokens += 1
-            if state.answers >= environmentWindow {
-                environmentDecided.store(true, ordering: .relaxed)
-                return state.answers
-            }
-            return nil
-        }
-        if let answers = verdict { stop(.wrongEnvironment(answers: answers)) }
     }
 }

@@ -5,7 +5,8 @@ public enum StopCause: Sendable, Equatable {
     /// APNs refused the credentials (403 InvalidProviderToken, BadCertificate, ...): every further
     /// request would be refused too.
     case credentialsRefused(reason: String)
-    /// The first answers of the run were all BadDeviceToken: sandbox tokens sent to production.
+    /// `answers` BadDeviceToken answers and not one 200 or 410: sandbox tokens sent to production
+    /// (or the reverse). Those rows end `aborted`, out of dead-tokens.csv (`EnvironmentProof`).
     case wrongEnvironment(answers: Int)
     /// TLS verification or ALPN failed on every endpoint: a configuration error.
     case tlsFailedEverywhere(detail: String)
@@ -58,9 +59,10 @@ public enum StopCause: Sendable, Equatable {
             "APNs refused the credentials (\(reason)); stopped sending so the list is not burnt. "
                 + Self.credentialAdvice(reason)
         case .wrongEnvironment(let answers):
-            "the first \(answers) answers were all BadDeviceToken and none was delivered: these look "
-                + "like tokens of the other APNs environment (sandbox vs production). Check --environment "
-                + "(production or sandbox) and --endpoint."
+            "\(answers) answers were BadDeviceToken and none was delivered or Unregistered: these look like "
+                + "tokens of the other APNs environment (sandbox vs production). They are not in dead-tokens.csv: "
+                + "check --environment (production or sandbox) and --endpoint, then run the same command with "
+                + "--resume to send them again."
         case .tlsFailedEverywhere(let detail):
             "TLS failed on every endpoint: \(detail)"
         case .proxyFailed(let detail):

@@ -49,6 +49,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     @exclusivity(unchecked) var sentTokens: [ProviderToken] = []
     /// `group.settingsAccepted`, once seen: no stream-slot window from then on.
     @exclusivity(unchecked) var settingsAccepted = false
+    /// `group.environmentProof` proven, once seen: BadDeviceToken answers are recorded at once.
+    @exclusivity(unchecked) var environmentProven = false
 
     init(reactor: Reactor, shared: CampaignShared, index: Int, recorder: RunRecorder? = nil, group: Int = 0) {
         self.reactor = reactor
@@ -279,6 +281,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             : Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
+        if !environmentProven && (answer.status == 200 || answer.status == 410) { environmentProved() }
         if settleRunWideRefusal(job, answer: answer, response: response, latency: latency, on: connection) {
             schedulePublish()
             return
@@ -296,15 +299,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                moveToOtherEnvironment(job) {
                 break
             }
+            if outcome == .badToken, !environmentProven, answer.reason == .badDeviceToken {
+                holdUnproven(consume job, answer: answer, response: response, latency: latency, connection: connection)
+                break
+            }
             // The job's last use: its record takes over its bytes.
-            finish(RowResult(row: job.row, deviceToken: job.takeDeviceToken(), outcome: outcome, status: answer.status,
-                             reason: answer.reasonText, apnsIDBytes: response.apnsIDValue.inlineBytes,
-                             apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
-                             attempts: job.attempts,
-                             unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
-                             latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
-                             retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
-                             lane: job.lane, fallbackFrom: job.fallbackFrom))
+            finish(record(of: job, outcome, token: job.takeDeviceToken(), answer: answer, response: response,
+                          latency: latency, connection: connection))
             recycle(consume job)
         case .retry(let delay, let elsewhere):
             if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }

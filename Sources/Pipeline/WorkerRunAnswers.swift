@@ -65,12 +65,53 @@ extension Worker {
     func settleRunWideRefusal(_ job: Job, answer: Response, response: H2Response, latency: Double,
                               on connection: ClientConnection) -> Bool {
         let refused = answer.status == 400 ? RowHeaders.runWideRefusal(answer.reason, of: job.headers) : nil
-        guard control.recordAnswer(delivered: answer.status == 200, badDeviceToken: answer.reason == .badDeviceToken,
-                                   setupReason: refused == nil ? nil : answer.reasonText),
+        guard control.recordAnswer(setupReason: refused == nil ? nil : answer.reasonText),
               let refused, let reason = answer.reasonText else { return false }
         group.refusals.refuse(refused, reason: reason, warn: shared.warn)
         abortRow(job, answer: answer, reason: reason, response: response, latency: latency, connection: connection)
         return true
+    }
+
+    /// The row's record of APNs' final answer, with `token` as its device token.
+    @inline(__always)
+    func record(of job: Job, _ outcome: Outcome, token: ArraySlice<UInt8>, answer: Response, response: H2Response,
+                latency: Double, connection: ClientConnection) -> RowResult {
+        RowResult(row: job.row, deviceToken: token, outcome: outcome, status: answer.status,
+                  reason: answer.reasonText, apnsIDBytes: response.apnsIDValue.inlineBytes,
+                  apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
+                  attempts: job.attempts,
+                  unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
+                  latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
+                  retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
+                  lane: job.lane, fallbackFrom: job.fallbackFrom)
+    }
+
+    /// A 200 or 410: the group's environment is right (`EnvironmentProof`). The BadDeviceToken
+    /// records it held are recorded now, `bad_token`; this worker asks no more.
+    func environmentProved() {
+        environmentProven = true
+        for record in group.environmentProof.prove() { finish(record) }
+    }
+
+    /// A BadDeviceToken before the group's environment is proven: its record waits in the group's
+    /// `EnvironmentProof` (its token copied, so that no CSV batch stays alive for it) until a 200
+    /// or 410 lists it as dead, or the wrong-environment verdict ends it `aborted`.
+    func holdUnproven(_ job: consuming Job, answer: Response, response: H2Response, latency: Double,
+                      connection: ClientConnection) {
+        let proof = group.environmentProof
+        let held = record(of: job, .badToken, token: Array(job.takeDeviceToken())[...], answer: answer,
+                          response: response, latency: latency, connection: connection)
+        recycle(job)
+        switch proof.hold(held) {
+        case .held:
+            break
+        case .record(let record):
+            if proof.isProven { environmentProven = true }
+            finish(record)
+        case .verdict(let answers, let records):
+            for record in records { finish(record) }
+            if proof.stopsGroup { control.stop(.wrongEnvironment(answers: answers)) }
+        }
     }
 
     /// `job` uses a run-wide value APNs refused for good: it ends `aborted` with that reason, unsent.

@@ -126,8 +126,9 @@ import Testing
         #expect(run.result.stdout.contains("environment"), "\(run.result.stdout)")
         try run.checkEveryRowExactlyOnce(rows: 600)
         let summary = try run.summary
-        #expect((summary["bad_token"] as? Int ?? 0) >= 100)
-        #expect((summary["aborted"] as? Int ?? 0) > 300)
+        // No answer proved the environment right: no row is a dead token (`CleanupListTests`).
+        #expect(summary["bad_token"] as? Int == 0)
+        #expect(summary["aborted"] as? Int == 600)
     }
 
     @Test func noPrescanReadsACampaignFromANamedPipe() throws {
