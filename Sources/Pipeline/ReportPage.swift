@@ -13,7 +13,7 @@ public enum ReportPage {
         let dryRun = campaign.header.dryRun
         body += throughputSection(bins, missing: campaign.timelineMissing, dryRun: dryRun)
         body += latencySection(campaign.summary)
-        body += latencyOverTimeSection(bins, maxMilliseconds: campaign.summary.latency.count > 0 ? campaign.summary.latency.maxMilliseconds : nil,
+        body += latencyOverTimeSection(bins, shape: LatencyShape(run: campaign),
                                        dryRun: dryRun)
         body += attemptsSection(campaign.summary)
         body += connectionsSection(bins, dryRun: dryRun)

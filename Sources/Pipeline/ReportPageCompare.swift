@@ -18,15 +18,15 @@ extension ReportPage {
                               SVGChart.Series(name: "B answered/s", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, rate))]
             body += section("throughput", "Throughput over time (seconds since each run's start)",
                             relativeChart(id: "chart-compare-throughput", bins: binsA, series: throughput, unit: "per second"))
-            // Each run's estimates capped at its own largest latency.
-            let estimate = { (campaign: ReportCampaign, percentile: Double) -> (TimelineSecond) -> Double? in
-                let observed = campaign.summary.latency.count > 0 ? campaign.summary.latency.maxMilliseconds : nil
-                return { $0.latency.estimatedMilliseconds(atPercentile: percentile, atMost: observed) }
+            // Each run's estimates read along its own records' latencies.
+            let (shapeA, shapeB) = (LatencyShape(run: a), LatencyShape(run: b))
+            let estimate = { (shape: LatencyShape?, percentile: Double) -> (TimelineSecond) -> Double? in
+                { $0.latency.estimatedMilliseconds(atPercentile: percentile, shape: shape) }
             }
-            let latency = [SVGChart.Series(name: "A p50", color: ReportPalette.blue, values: per(binsA, estimate(a, 50))),
-                           SVGChart.Series(name: "A p99", color: ReportPalette.skyBlue, dash: "2 2", values: per(binsA, estimate(a, 99))),
-                           SVGChart.Series(name: "B p50", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, estimate(b, 50))),
-                           SVGChart.Series(name: "B p99", color: ReportPalette.orange, dash: "8 2 2 2", values: per(binsB, estimate(b, 99)))]
+            let latency = [SVGChart.Series(name: "A p50", color: ReportPalette.blue, values: per(binsA, estimate(shapeA, 50))),
+                           SVGChart.Series(name: "A p99", color: ReportPalette.skyBlue, dash: "2 2", values: per(binsA, estimate(shapeA, 99))),
+                           SVGChart.Series(name: "B p50", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, estimate(shapeB, 50))),
+                           SVGChart.Series(name: "B p99", color: ReportPalette.orange, dash: "8 2 2 2", values: per(binsB, estimate(shapeB, 99)))]
             body += section("latency-over-time", "Latency over time (seconds since each run's start)",
                             relativeChart(id: "chart-compare-latency-over-time", bins: binsA, series: latency, unit: "ms"))
         } else {

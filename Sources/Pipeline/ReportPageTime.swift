@@ -28,21 +28,21 @@ extension ReportPage {
         return section("throughput", "Throughput over time", html)
     }
 
-    /// `maxMilliseconds`: the largest latency the records hold (nil: none), which no estimate exceeds.
-    static func latencyOverTimeSection(_ bins: TimelineBins?, maxMilliseconds: Double? = nil, dryRun: Bool = false) -> String {
+    /// `shape`: the records' latencies (nil: none), along which each bin's buckets are read.
+    static func latencyOverTimeSection(_ bins: TimelineBins?, shape: LatencyShape? = nil, dryRun: Bool = false) -> String {
         guard let bins else { return section("latency-over-time", "Latency over time", notRecorded("Latency over time", dryRun: dryRun)) }
         let estimate: (TimelineSecond?, Double) -> Double? = { bin, percentile in
-            bin?.latency.estimatedMilliseconds(atPercentile: percentile, atMost: maxMilliseconds)
+            bin?.latency.estimatedMilliseconds(atPercentile: percentile, shape: shape)
         }
         let series = [
             SVGChart.Series(name: "p50", color: ReportPalette.blue, values: bins.bins.map { estimate($0, 50) }),
             SVGChart.Series(name: "p99", color: ReportPalette.vermillion, dash: "6 3", values: bins.bins.map { estimate($0, 99) }),
         ]
         var html = chart(id: "chart-latency-over-time", bins: bins, series: series, unit: "ms", marks: [])
-        html += "<p>Per \(binName(bins)), estimated from the sidecar's coarse log buckets (1, 2.5, 5 per decade): "
-            + "interpolated within a bucket, so an estimate may read up to its bucket's bound"
-            + (maxMilliseconds.map { ", but never above the largest latency recorded (\(HTMLText.milliseconds($0)) ms)" } ?? "")
-            + ". The exact percentiles of the run are in the table above.</p>\n"
+        html += "<p>Per \(binName(bins)), estimated: the sidecar's coarse log buckets (1, 2.5, 5 per decade) say which "
+            + "bucket a percentile falls in, and the records' own latencies in that bucket where in it"
+            + (shape.map { ", so an estimate is a latency some row had, never above the largest (\(HTMLText.milliseconds($0.maxMilliseconds)) ms)" } ?? "")
+            + ". The exact percentiles of the whole run are in the table above.</p>\n"
         html += timeTable(bins, columns: ["answers", "p50 ms", "p99 ms"]) { bin, _ in
             [HTMLText.count(bin.latency.count),
              estimate(bin, 50).map(HTMLText.milliseconds) ?? "—",

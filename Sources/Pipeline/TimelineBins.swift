@@ -138,25 +138,35 @@ public struct TimelineBins: Sendable {
 
 extension LatencyBuckets {
     /// An estimate of the latency at `percentile` (0...100) in ms from the buckets alone: the
-    /// bucket that holds it, interpolated on a log scale between its bounds (the last bucket
-    /// reads as its lower bound, 10 s). `atMost`, the largest latency observed (the records'
-    /// maximum), caps the bucket's bounds, so that an estimate never exceeds what was seen.
+    /// bucket that holds it, and within it the point as far along the records' own latencies in
+    /// that bucket (`shape`, the run's fine histogram) as the rank is along the bucket's count. So
+    /// it is a latency some row had, never above the records' maximum. Without a shape (or with
+    /// none of its latencies in that bucket), interpolated on a log scale between the bucket's
+    /// bounds, capped at the shape's maximum (the last bucket reads as its lower bound, 10 s).
     /// Nil when nothing was recorded.
-    public func estimatedMilliseconds(atPercentile percentile: Double, atMost observedMax: Double? = nil) -> Double? {
+    public func estimatedMilliseconds(atPercentile percentile: Double, shape: LatencyShape? = nil) -> Double? {
         let total = count
         guard total > 0 else { return nil }
-        let cap = observedMax.flatMap { $0 > 0 ? $0 : nil } ?? .infinity
+        let cap = shape.flatMap { $0.maxMilliseconds > 0 ? $0.maxMilliseconds : nil } ?? .infinity
         let rank = Swift.max(1, (percentile / 100 * Double(total)).rounded(.up))
         var below = 0.0
         let bounds = Self.upperBoundsSeconds
         for (index, count) in counts.enumerated() where count > 0 {
             if below + Double(count) >= rank {
-                guard index < bounds.count else { return Swift.min(bounds[bounds.count - 1] * 1000, cap) }
-                let upper = Swift.min(bounds[index] * 1000, cap)
-                let lower = Swift.min(index == 0 ? bounds[0] * 100 : bounds[index - 1] * 1000, upper)
                 let fraction = (rank - below) / Double(count)
-                guard upper > lower else { return upper }
-                return lower * pow10(log10ratio: fraction * log10(upper / lower))
+                let lower = index == 0 ? 0 : bounds[index - 1] * 1000
+                let upper = index < bounds.count ? bounds[index] * 1000 : .infinity
+                if let shape {
+                    let (first, last) = (shape.count(atOrBelow: lower), shape.count(atOrBelow: upper))
+                    if last > first {
+                        let along = first + Swift.max(1, Int((fraction * Double(last - first)).rounded(.up)))
+                        return Swift.min(Swift.max(shape.value(atRank: along), lower), upper, cap)
+                    }
+                }
+                guard index < bounds.count else { return Swift.min(lower, cap) }
+                let top = Swift.min(upper, cap), bottom = Swift.min(index == 0 ? upper / 10 : lower, top)
+                guard top > bottom else { return top }
+                return bottom * pow10(log10ratio: fraction * log10(top / bottom))
             }
             below += Double(count)
         }

@@ -43,10 +43,10 @@ import Testing
         }
     }
 
-    @Test func reasonNamesAndOtherOneWordCodesAreNeverBrokenMidWord() throws {
+    @Test func reasonNamesAreNeverBrokenMidWord() throws {
         let fixture = try fixture()
-        for page in [fixture.run, fixture.shards, fixture.compare, fixture.resumed] {
-            let wrapped = page.browser["wrapped_code"] as? [String]
+        for page in [fixture.run, fixture.shards, fixture.resumed] {
+            let wrapped = page.browser["wrapped_reasons"] as? [String]
             #expect(wrapped == [], "\(page.path): broken across lines: \(wrapped ?? ["(not measured)"])")
         }
     }
