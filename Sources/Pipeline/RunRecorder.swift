@@ -20,7 +20,8 @@ public final class RunRecorder: Sendable {
     /// One second of the run (or more, when the writer was held up: `seconds`; a quarter of one in
     /// the run's first minute, `fineSlice`).
     public struct Second: Sendable {
-        /// Whole seconds from the start of sending to this second's end.
+        /// Its number, increasing: whole seconds from the start of sending to its end, or more (each
+        /// quarter of the first minute counts one).
         public var index: Int
         /// How long it covers (about 1, or 0.25 in the first minute; the last one may be shorter).
         public var seconds: Double
@@ -164,7 +165,7 @@ public final class RunRecorder: Sendable {
             let previous = state.totals
             var events = WorkerCounters()
             for worker in state.workers { events = events + worker }
-            state.secondsDone = max(state.secondsDone, Int(ProgressLine.seconds(now - state.startedAt)))
+            state.secondsDone = max(state.secondsDone + 1, Int(ProgressLine.seconds(now - state.startedAt)))
             var second = Second(index: state.secondsDone, seconds: ProgressLine.seconds(now - state.lastTick),
                                 endedAtUnix: nowUnix)
             second.outcomes = Self.difference(outcomes, previous.outcomes)
