@@ -1,4 +1,5 @@
 import Foundation
+import MockAPNs
 import Testing
 @testable import Pipeline
 
@@ -108,6 +109,29 @@ import Testing
         // An older sidecar's whole seconds still make one point a second.
         let old = TimelineBins(sources: [(1...3).map { Self.slice(start + Double($0), seconds: 1, answered: 10) }])
         #expect(old.width == 1 && old.bins.count == 3)
+    }
+
+    @Test func aShortRealRunRecordsQuarterSecondsAndItsPageDrawsThem() throws {
+        var configuration = MockAPNsConfiguration()
+        configuration.latencyMilliseconds = 150
+        configuration.maxStreams = 100
+        configuration.initialMaxStreams = 100
+        let mocks = try MockEndpoints([configuration])
+        var lines: [TimelineSecond] = []
+        var page = ""
+        let run = try InProcessCampaign.run(rows: 2000, mocks: mocks, afterRun: { out in
+            lines = try #require(TimelineFile.read(path: out + "/" + TimelineFile.name)).lines.compactMap { line in
+                if case .second(let second) = line { second } else { nil }
+            }
+            page = try String(contentsOfFile: out + "/" + ReportPageFile.name, encoding: .utf8)
+        })
+        var outcomes = OutcomeCounts()
+        for second in lines { outcomes.add(second.outcomes) }
+        #expect(outcomes == run.result.summary.counts, "every recorded row is in some slice")
+        // 2,000 rows at 100 in flight and 150 ms each: about 3 s, in quarters.
+        #expect(lines.count >= 8 && lines.dropLast().allSatisfy { $0.seconds < 0.5 }, "\(lines.map(\.seconds))")
+        #expect(page.contains("One point per 0.25 s"))
+        #expect(try Self.values(page, chart: "chart-throughput", label: "answered").count >= 8)
     }
 
     @Test func theConnectionsAxisIsLabelledInWholeNumbers() throws {
