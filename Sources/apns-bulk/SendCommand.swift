@@ -14,8 +14,8 @@ struct SendCommand: ParsableCommand {
         // Lists are short lines, so that no width splits an item.
         discussion: """
             Writes results.jsonl.zst, dead-tokens.csv, summary.json and report.html \
-            (the run's charts, a page that opens offline) to --out, and a summary of \
-            the run to stdout. Progress and diagnostics go to stderr.
+            to --out, and a summary of the run to stdout; report.html is the run's \
+            charts, a page that opens offline. Progress and diagnostics go to stderr.
 
             Exit status:
               0  finished: every row delivered, unregistered, bad_token,
