@@ -6,7 +6,7 @@ usage: render_page.py [--width N] [--max-height N] PAGE.html=SCREENSHOT.png ...
 
 One browser renders every page given, each in a fresh tab. Prints one JSON object on stdout,
 keyed by each PAGE as given, with: the DOM (outerHTML), the body's text, the number of <img>
-elements and of <script> elements, every JavaScript exception, console error, Log error and dialog
+elements and of <script> elements, the reason names the layout broke across lines, every JavaScript exception, console error, Log error and dialog
 the page raised, and the screenshot's size and count of distinct pixel colours. Run it inside
 `unshare -n` so the page cannot reach any network. Chromium's own stderr noise is discarded.
 """
@@ -166,6 +166,10 @@ def render(browser, page, shot, width, max_height=16000):
         "images": evaluate("document.images.length"),
         "scripts": evaluate("document.scripts.length"),
         "charts": evaluate("Array.from(document.querySelectorAll('svg.chart')).map(e => e.id)"),
+        # Reason names in the tables that the layout broke across lines ("Unregister/ed").
+        "wrapped_reasons": evaluate("Array.from(document.querySelectorAll('tr[data-reason] code, tr[data-dead-reason] code, "
+                                    "tr[data-dead-by-environment] code')).filter(e => e.getClientRects().length > 1)"
+                                    ".map(e => e.textContent)"),
         "exceptions": [e["params"]["exceptionDetails"].get("text", "") + " " +
                        json.dumps(e["params"]["exceptionDetails"].get("exception", {}).get("description", ""))
                        for e in events if e["method"] == "Runtime.exceptionThrown"],

@@ -92,7 +92,7 @@ extension Campaign {
                                         keyID: columns.keyIDSlot.flatMap { batch.field(slot: $0, at: index) }, topic: topic) {
                     case .group(let group): rows[group] += 1
                     case .noEndpoint(let environment): missing[environment, default: 0] += 1
-                    case .rejected: break
+                    case .rejected, .keyElsewhere: break
                     }
                 }
             }

@@ -67,7 +67,7 @@ extension Campaign {
                                 topic: topic) {
             case .group(let group): counts[group] += 1
             case .noEndpoint(let environment): missing[environment, default: 0] += 1
-            case .rejected: break
+            case .rejected, .keyElsewhere: break
             }
         }
         if let (environment, count) = missing.min(by: { $0.key < $1.key }) { throw SetupError.noEndpoint(environment: environment, rows: count) }

@@ -12,6 +12,10 @@ struct CredentialRouter: Sendable {
         case rejected(LocalReason, environment: APNsEnvironment?)
         /// The row needs `environment`, which no endpoint serves.
         case noEndpoint(APNsEnvironment)
+        /// The row's `key_id` names credential `key` (an index of the run's credentials), which is
+        /// restricted to the other environment than the row's `environment`: not sent
+        /// (NoCredentialsForTopic), and the warning says so rather than blaming the topic.
+        case keyElsewhere(key: Int, environment: APNsEnvironment)
     }
 
     private struct Candidate: Sendable {
@@ -85,17 +89,23 @@ struct CredentialRouter: Sendable {
             (environment, explicit) = (parsed, true)
         }
         if let field = keyField, !field.isEmpty {
-            guard let candidate = candidates.first(where: { $0.labelBytes.elementsEqual(field) }) else {
+            guard let index = candidates.firstIndex(where: { $0.labelBytes.elementsEqual(field) }) else {
                 return .rejected(.unknownKeyId, environment: explicit ? environment : nil)
             }
+            let candidate = candidates[index]
             if let only = candidate.environment, only != environment {
                 // A key restricted to one environment decides a row that did not say.
-                guard !explicit else { return .rejected(.noCredentialsForTopic, environment: environment) }
+                guard !explicit else { return .keyElsewhere(key: index, environment: environment) }
                 environment = only
             }
             return candidate.groups[environment].map(Route.group) ?? .noEndpoint(environment)
         }
         return route(environment: environment, topic: topic)
+    }
+
+    /// The label (key id) of credential `index` and the one environment it serves, for messages.
+    func credential(_ index: Int) -> (label: String, environment: APNsEnvironment?) {
+        (candidates[index].label, candidates[index].environment)
     }
 
     private static func withBytes<R>(_ field: ArraySlice<UInt8>?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {

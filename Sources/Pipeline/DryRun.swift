@@ -77,6 +77,9 @@ extension Campaign {
                                     noCredentials.note(topic: topic, environment, warn: warn)
                                 }
                                 record(job.record(.rejected, reason: reason.rawValue, environment: environment))
+                            case .keyElsewhere(let key, let environment):
+                                noCredentials.note(topic: topic, environment, keyElsewhere: key, router: router, warn: warn)
+                                record(job.record(.rejected, reason: LocalReason.noCredentialsForTopic.rawValue, environment: environment))
                             case .noEndpoint(let environment):
                                 // Only without the prescan (which stops the run first): as the reader does.
                                 noCredentials.note(topic: topic, environment, warn: warn)

@@ -63,6 +63,9 @@ struct GroupHandOff {
         case .rejected(let reason, let environment):
             if reason == .noCredentialsForTopic, let environment { noCredentials.note(topic: topic, environment, warn: warn) }
             records.append(job.record(.rejected, reason: reason.rawValue, environment: environment))
+        case .keyElsewhere(let key, let environment):
+            noCredentials.note(topic: topic, environment, keyElsewhere: key, router: router, warn: warn)
+            records.append(job.record(.rejected, reason: LocalReason.noCredentialsForTopic.rawValue, environment: environment))
         case .noEndpoint(let environment):
             // Found by the prescan, or refused before sending without one; a key's own
             // environment can still lead here (a stream): no credential can send it.

@@ -68,7 +68,7 @@ final class GroupRowTally: @unchecked Sendable {
         switch route {
         case .group(let group): rows[group] += 1
         case .noEndpoint(let environment): missing[environment, default: 0] += 1
-        case .rejected: break
+        case .rejected, .keyElsewhere: break
         }
     }
 }

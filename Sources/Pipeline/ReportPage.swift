@@ -13,7 +13,8 @@ public enum ReportPage {
         let dryRun = campaign.header.dryRun
         body += throughputSection(bins, missing: campaign.timelineMissing, dryRun: dryRun)
         body += latencySection(campaign.summary)
-        body += latencyOverTimeSection(bins, dryRun: dryRun)
+        body += latencyOverTimeSection(bins, shape: LatencyShape(run: campaign),
+                                       dryRun: dryRun)
         body += attemptsSection(campaign.summary)
         body += connectionsSection(bins, dryRun: dryRun)
         body += deadTokensSection(campaign)
@@ -39,7 +40,7 @@ public enum ReportPage {
         .legend span{margin-right:1.2em;white-space:nowrap}.not-recorded{color:#555;font-style:italic;padding:1em;border:1px dashed #999}
         .swatch{display:inline-block;width:.9em;height:.9em;border:1px solid #333;vertical-align:middle;margin-right:.3em}
         .hover rect:hover{fill:rgba(0,0,0,.06)}details{margin:.4em 0}footer{margin-top:3em;color:#555;font-size:.9em}
-        code{word-break:break-all}
+        code{overflow-wrap:break-word}
         """
 
     static func baseName(_ path: String) -> String {

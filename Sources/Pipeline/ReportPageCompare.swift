@@ -7,21 +7,26 @@ extension ReportPage {
         let spans = [a, b].map { campaign in campaign.span.map { $0.end - $0.start } }
         if let spanA = spans[0], let spanB = spans[1], let startA = a.span?.start, let startB = b.span?.start {
             let span = Swift.max(spanA, spanB)
-            let width = TimelineBins.width(span: span, maxBins: 600)
+            // One width for both, no finer than either's sidecar; each bin holds that much of each run.
+            let resolution = Swift.max(TimelineBins.resolution(a.timelines), TimelineBins.resolution(b.timelines))
+            let width = TimelineBins.width(span: span, maxBins: 600, resolution: resolution)
             let binsA = TimelineBins(sources: a.timelines, origin: startA, span: span, width: width)
             let binsB = TimelineBins(sources: b.timelines, origin: startB, span: span, width: width)
             let per: (TimelineBins, (TimelineSecond) -> Double?) -> [Double?] = { bins, value in bins.bins.map { $0.flatMap(value) } }
-            let rate: (TimelineSecond) -> Double? = { Double($0.answered) / Double(width) }
+            let rate: (TimelineSecond) -> Double? = { Self.rate($0.answered, in: $0, width: width) }
             let throughput = [SVGChart.Series(name: "A answered/s", color: ReportPalette.blue, values: per(binsA, rate)),
                               SVGChart.Series(name: "B answered/s", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, rate))]
             body += section("throughput", "Throughput over time (seconds since each run's start)",
                             relativeChart(id: "chart-compare-throughput", bins: binsA, series: throughput, unit: "per second"))
-            let p99: (TimelineSecond) -> Double? = { $0.latency.estimatedMilliseconds(atPercentile: 99) }
-            let p50: (TimelineSecond) -> Double? = { $0.latency.estimatedMilliseconds(atPercentile: 50) }
-            let latency = [SVGChart.Series(name: "A p50", color: ReportPalette.blue, values: per(binsA, p50)),
-                           SVGChart.Series(name: "A p99", color: ReportPalette.skyBlue, dash: "2 2", values: per(binsA, p99)),
-                           SVGChart.Series(name: "B p50", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, p50)),
-                           SVGChart.Series(name: "B p99", color: ReportPalette.orange, dash: "8 2 2 2", values: per(binsB, p99))]
+            // Each run's estimates read along its own records' latencies.
+            let (shapeA, shapeB) = (LatencyShape(run: a), LatencyShape(run: b))
+            let estimate = { (shape: LatencyShape?, percentile: Double) -> (TimelineSecond) -> Double? in
+                { $0.latency.estimatedMilliseconds(atPercentile: percentile, shape: shape) }
+            }
+            let latency = [SVGChart.Series(name: "A p50", color: ReportPalette.blue, values: per(binsA, estimate(shapeA, 50))),
+                           SVGChart.Series(name: "A p99", color: ReportPalette.skyBlue, dash: "2 2", values: per(binsA, estimate(shapeA, 99))),
+                           SVGChart.Series(name: "B p50", color: ReportPalette.vermillion, dash: "6 3", values: per(binsB, estimate(shapeB, 50))),
+                           SVGChart.Series(name: "B p99", color: ReportPalette.orange, dash: "8 2 2 2", values: per(binsB, estimate(shapeB, 99)))]
             body += section("latency-over-time", "Latency over time (seconds since each run's start)",
                             relativeChart(id: "chart-compare-latency-over-time", bins: binsA, series: latency, unit: "ms"))
         } else {
@@ -36,11 +41,11 @@ extension ReportPage {
     }
 
     private static func relativeChart(id: String, bins: TimelineBins, series: [SVGChart.Series], unit: String) -> String {
-        let xs = bins.bins.indices.map { (Double($0) + 0.5) * Double(bins.width) }
-        let span = Double(bins.bins.count * bins.width)
+        let xs = bins.bins.indices.map { (Double($0) + 0.5) * bins.width }
+        let span = Double(bins.bins.count) * bins.width
         let ticks = (0...5).map { (span * Double($0) / 5, HTMLText.offset(span * Double($0) / 5, span: span)) }
         let svg = SVGChart.lines(id: id, series: series, xs: xs, xRange: (0, span), xTicks: ticks, yUnit: unit) { index in
-            "+" + HTMLText.duration(Double(index * bins.width)) + ": "
+            HTMLText.offset(Double(index) * bins.width, span: span) + ": "
                 + series.map { "\($0.name) " + ($0.values[index].map { HTMLText.fixed($0, 1) } ?? "—") }.joined(separator: ", ")
         }
         return svg + compareTimeTable(bins: bins, series: series)
@@ -54,7 +59,7 @@ extension ReportPage {
                 let values = item.values[start..<Swift.min(start + group, item.values.count)].compactMap { $0 }
                 return values.isEmpty ? "—" : HTMLText.fixed(values.reduce(0, +) / Double(values.count), 1)
             }
-            rows.append("<tr><td>+\(HTMLText.duration(Double(start * bins.width)))</td>" + cells.map { "<td class=\"n\">\($0)</td>" }.joined() + "</tr>")
+            rows.append("<tr><td>\(HTMLText.offset(Double(start) * bins.width, span: Double(bins.bins.count) * bins.width))</td>" + cells.map { "<td class=\"n\">\($0)</td>" }.joined() + "</tr>")
         }
         return "<details><summary>The numbers (\(rows.count - 1) rows)</summary>" + table(rows) + "</details>\n"
     }

@@ -17,11 +17,13 @@ import Synchronization
 /// text to another thread.
 // Shared by the writer, reactor and calling threads; everything mutable is behind its Mutex.
 public final class RunRecorder: Sendable {
-    /// One second of the run (or more, when the writer was held up: `seconds`).
+    /// One second of the run (or more, when the writer was held up: `seconds`; a quarter of one in
+    /// the run's first minute, `fineSlice`).
     public struct Second: Sendable {
-        /// Whole seconds from the start of sending to this second's end.
+        /// Its number, increasing: whole seconds from the start of sending to its end, or more (each
+        /// quarter of the first minute counts one).
         public var index: Int
-        /// How long it covers (about 1; the last one may be shorter).
+        /// How long it covers (about 1, or 0.25 in the first minute; the last one may be shorter).
         public var seconds: Double
         /// Its end, in Unix seconds.
         public var endedAtUnix: Double
@@ -122,9 +124,22 @@ public final class RunRecorder: Sendable {
         }
     }
 
-    /// The writer thread, after each batch: a second is over when `now` is a second past the last.
+    /// For the first `fineSpan` of sending a ``Second`` covers a quarter of a second (`fineSlice`),
+    /// so that a short run's report draws more than a few points; after it, a second.
+    public static let fineSpan = Duration.seconds(60), fineSlice = Duration.milliseconds(250)
+
+    /// How long the slice that ends after `now` lasts: `fineSlice` early in the run, else a second.
+    func slice(at now: ContinuousClock.Instant) -> Duration {
+        state.withLock { now - $0.startedAt < Self.fineSpan ? Self.fineSlice : .seconds(1) }
+    }
+
+    /// The writer thread, after each batch: a second (or an early quarter, `fineSlice`) is over
+    /// when `now` is that far past the last.
     func tick(now: ContinuousClock.Instant, summary: borrowing Summary, latency: LatencyBuckets, recorded: Int) {
-        let due = state.withLock { now - $0.lastTick >= .seconds(1) && !$0.finished }
+        let due = state.withLock { state in
+            let slice: Duration = now - state.startedAt < Self.fineSpan ? Self.fineSlice : .seconds(1)
+            return now - state.lastTick >= slice && !state.finished
+        }
         guard due else { return }
         emit(now: now, summary: summary, latency: latency, recorded: recorded, exitStatus: nil)
     }

@@ -26,16 +26,17 @@ struct SVGChart {
     static let width = 900.0, height = 260.0
     static let left = 64.0, right = 16.0, top = 12.0, bottom = 46.0
 
-    /// A line chart. `xs`: each position's x value (ascending), drawn over `xRange`, with labels at `xTicks`.
+    /// A line chart. `xs`: each position's x value (ascending), drawn over `xRange`, with labels at
+    /// `xTicks`; `integers`: the values are counts, so the y axis is labelled in whole numbers.
     static func lines(id: String, series: [Series], xs: [Double], xRange: (Double, Double), xTicks: [(Double, String)],
-                      yUnit: String, marks: [Mark] = [], pointTitle: (Int) -> String) -> String {
+                      yUnit: String, marks: [Mark] = [], integers: Bool = false, pointTitle: (Int) -> String) -> String {
         let xMin = xRange.0, xMax = Swift.max(xRange.1, xMin + 1e-9)
-        let yMax = niceMax(series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0)
+        let yMax = niceMax(series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0, integers: integers)
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         func px(_ x: Double) -> Double { left + (x - xMin) / (xMax - xMin) * plotWidth }
         func py(_ y: Double) -> Double { top + plotHeight - y / yMax * plotHeight }
         var svg = open(id: id)
-        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: xTicks.map { (px($0.0), $0.1) })
+        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: xTicks.map { (px($0.0), $0.1) }, integers: integers)
         for item in series {
             var segments: [[String]] = [[]]
             for (index, value) in item.values.enumerated() {
@@ -82,12 +83,12 @@ struct SVGChart {
 
     /// Vertical bars, one per label.
     static func bars(id: String, labels: [String], values: [Int], colors: [String], yUnit: String) -> String {
-        let yMax = niceMax(Double(values.max() ?? 0))
+        let yMax = niceMax(Double(values.max() ?? 0), integers: true)
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let step = plotWidth / Double(Swift.max(1, labels.count))
         var svg = open(id: id)
         let ticks = labels.indices.map { (left + step * (Double($0) + 0.5), labels[$0]) }
-        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: ticks, edges: false)
+        svg += axes(yMax: yMax, yUnit: yUnit, xTicks: ticks, edges: false, integers: true)
         for (index, value) in values.enumerated() {
             let barHeight = Double(value) / yMax * plotHeight
             svg += "<rect class=\"bar\" x=\"\(number(left + step * Double(index) + step * 0.15))\" y=\"\(number(top + plotHeight - barHeight))\" "
@@ -117,14 +118,15 @@ struct SVGChart {
 
     /// `edges`: the first and last tick labels hang inward from the plot's ends (a time or
     /// percentile axis), instead of centring under their position (bars).
-    private static func axes(yMax: Double, yUnit: String, xTicks: [(Double, String)], edges: Bool = true) -> String {
+    private static func axes(yMax: Double, yUnit: String, xTicks: [(Double, String)], edges: Bool = true,
+                             integers: Bool = false) -> String {
         let plotHeight = height - top - bottom
         var svg = "<g class=\"axes\" font-size=\"11\" fill=\"#333\">"
         for step in 0...4 {
             let value = yMax * Double(step) / 4
             let y = number(top + plotHeight - Double(step) / 4 * plotHeight)
             svg += "<line x1=\"\(number(left))\" x2=\"\(number(width - right))\" y1=\"\(y)\" y2=\"\(y)\" stroke=\"#ddd\"/>"
-                + "<text x=\"\(number(left - 6))\" y=\"\(y)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(tickText(value))</text>"
+                + "<text x=\"\(number(left - 6))\" y=\"\(y)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(tickText(value, integers: integers))</text>"
         }
         for (index, (x, label)) in xTicks.enumerated() {
             let anchor = !edges ? "middle" : index == 0 ? "start" : index == xTicks.count - 1 ? "end" : "middle"
@@ -141,18 +143,23 @@ struct SVGChart {
         }.joined(separator: " ") + "</p>"
     }
 
-    /// A round axis maximum at or above `value`.
-    static func niceMax(_ value: Double) -> Double {
-        guard value > 0 else { return 1 }
+    /// A round axis maximum at or above `value`; for `integers` (counts) a multiple of 4, at
+    /// least 4, so that each of the axis' four steps is a whole number.
+    static func niceMax(_ value: Double, integers: Bool = false) -> Double {
+        guard value > 0 else { return integers ? 4 : 1 }
         let magnitude = Foundation.pow(10, (Foundation.log10(value)).rounded(.down))
-        for factor in [1.0, 2, 2.5, 4, 5, 8, 10] where factor * magnitude >= value { return factor * magnitude }
-        return 10 * magnitude
+        var nice = 10 * magnitude
+        for factor in [1.0, 2, 2.5, 4, 5, 8, 10] where factor * magnitude >= value {
+            nice = factor * magnitude
+            break
+        }
+        return integers ? Swift.max(4, (nice / 4).rounded(.up) * 4) : nice
     }
 
-    private static func tickText(_ value: Double) -> String {
+    private static func tickText(_ value: Double, integers: Bool) -> String {
         if value >= 1_000_000 { return HTMLText.fixed(value / 1_000_000, value.truncatingRemainder(dividingBy: 1_000_000) == 0 ? 0 : 1) + "M" }
         if value >= 10_000 { return HTMLText.fixed(value / 1000, 0) + "k" }
-        if value >= 10 || value == 0 { return HTMLText.fixed(value, 0) }
+        if value >= 10 || value == 0 || integers { return HTMLText.fixed(value, 0) }
         return HTMLText.fixed(value, 2)
     }
 

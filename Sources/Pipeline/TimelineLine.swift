@@ -153,17 +153,37 @@ public struct TimelineSecond: Sendable, Equatable {
 
     /// Adds another second's counters (the same second of another shard, or a bin of seconds).
     mutating func addCounters(_ other: TimelineSecond) {
-        for outcome in Outcome.allCases { outcomes[outcome] += other.outcomes[outcome] }
-        requests += other.requests
-        retries += other.retries
-        tooManyRequests += other.tooManyRequests
-        tokenRefreshes += other.tokenRefreshes
-        goaways += other.goaways
-        streamResets += other.streamResets
-        lostWithConnection += other.lostWithConnection
-        connectionsOpened += other.connectionsOpened
-        for index in connectionsClosed.indices { connectionsClosed[index] += other.connectionsClosed[index] }
-        for index in latency.counts.indices { latency.counts[index] += other.latency.counts[index] }
+        combineCounters(other, +)
         latency.sumSeconds += other.latency.sumSeconds
+    }
+
+    /// Takes another's counters away (what a bin's share of a line leaves of the line).
+    mutating func subtractCounters(_ other: TimelineSecond) {
+        combineCounters(other, -)
+        latency.sumSeconds -= other.latency.sumSeconds
+    }
+
+    /// Its counters (and latency histogram) times `fraction`, each rounded to a whole count: the
+    /// share of a line up to a moment within it.
+    func scaled(by fraction: Double) -> TimelineSecond {
+        var scaled = self
+        scaled.combineCounters(self) { _, count in Int((Double(count) * fraction).rounded()) }
+        scaled.latency.sumSeconds = latency.sumSeconds * fraction
+        return scaled
+    }
+
+    /// Each counter (not the gauges, not the latency sum) made `combine(own, other's)`.
+    private mutating func combineCounters(_ other: TimelineSecond, _ combine: (Int, Int) -> Int) {
+        for outcome in Outcome.allCases { outcomes[outcome] = combine(outcomes[outcome], other.outcomes[outcome]) }
+        requests = combine(requests, other.requests)
+        retries = combine(retries, other.retries)
+        tooManyRequests = combine(tooManyRequests, other.tooManyRequests)
+        tokenRefreshes = combine(tokenRefreshes, other.tokenRefreshes)
+        goaways = combine(goaways, other.goaways)
+        streamResets = combine(streamResets, other.streamResets)
+        lostWithConnection = combine(lostWithConnection, other.lostWithConnection)
+        connectionsOpened = combine(connectionsOpened, other.connectionsOpened)
+        for index in connectionsClosed.indices { connectionsClosed[index] = combine(connectionsClosed[index], other.connectionsClosed[index]) }
+        for index in latency.counts.indices { latency.counts[index] = combine(latency.counts[index], other.latency.counts[index]) }
     }
 }

@@ -27,12 +27,13 @@ extension Worker {
         shared.outcomes.put(moving: &finished)
     }
 
-    /// Hands the counters over now and every second until the reactor stops (the recorder's lock
-    /// is taken once a second, never per row).
+    /// Hands the counters over now and every second (every `RunRecorder.fineSlice` in the run's
+    /// first minute, whose report is drawn finer) until the reactor stops (the recorder's lock is
+    /// taken a few times a second, never per row).
     func recordEverySecond() {
-        guard recorder != nil else { return }
+        guard let recorder else { return }
         publishCounters()
-        _ = reactor.schedule(after: .seconds(1)) { [weak self] in self?.recordEverySecond() }
+        _ = reactor.schedule(after: recorder.slice(at: .now)) { [weak self] in self?.recordEverySecond() }
     }
 
     /// The counters so far, with the gauges as they are now.

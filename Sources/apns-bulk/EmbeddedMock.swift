@@ -24,7 +24,8 @@ struct EmbeddedMock {
     /// `options` are mock-server flags as `name=value` or `name` (from `--mock-option`, which a
     /// job file's [mock] table fills). The mock plays `environment` (unless `options` name one)
     /// and verifies the tokens of every one of `keys`, or client certificates issued as one of
-    /// `clientIdentities` is, serving the apps they name.
+    /// `clientIdentities` is, serving the apps they name (`topic`: the run's, for a certificate
+    /// that names none).
     /// `fileTag`, for a second mock of the run, goes into the names of its record and stats files
     /// ("record.jsonl.zst" becomes "record.sandbox.jsonl.zst"), so that two mocks never write one file.
     static func start(options: [String], keys: [MockTokenKey], clientIdentities: [TLSIdentity], topic: String?,
@@ -69,8 +70,11 @@ struct EmbeddedMock {
             let unrestricted = keys.count == 1 && keys[0].environment == nil && keys[0].topics == nil
             configuration.authentication = unrestricted ? .token(keys[0].verifier) : .keys(keys)
         }
-        // Without --topic in the mock's settings it allows the run's topic, or any topic at all.
-        if configuration.topics.isEmpty, let topic { configuration.topics = [topic] }
+        // Without --topic in the mock's settings it serves every topic the run's credentials serve,
+        // as APNs would: a certificate's apps (or, naming none, the run's topic); each key's own
+        // topics, and any topic for a team-scoped (or the generated) key, whose apps only Apple
+        // knows. Rows of several apps (a topic column) are then never TopicDisallowed here.
+        if configuration.topics.isEmpty, configuration.usesCertificates, let topic { configuration.topics = [topic] }
         let server: MockAPNsServer
         do {
             server = try MockAPNsServer.start(configuration)

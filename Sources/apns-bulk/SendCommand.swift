@@ -13,8 +13,9 @@ struct SendCommand: ParsableCommand {
         // Paragraphs without line breaks of their own: --help wraps them to the terminal's width.
         // Lists are short lines, so that no width splits an item.
         discussion: """
-            Writes results.jsonl.zst, dead-tokens.csv and summary.json to --out, and a \
-            summary of the run to stdout. Progress and diagnostics go to stderr.
+            Writes results.jsonl.zst, dead-tokens.csv, summary.json and report.html \
+            to --out, and a summary of the run to stdout; report.html is the run's \
+            charts, a page that opens offline. Progress and diagnostics go to stderr.
 
             Exit status:
               0  finished: every row delivered, unregistered, bad_token,
@@ -243,6 +244,8 @@ struct SendCommand: ParsableCommand {
         text += "results:     \(outputDirectory)/results.jsonl.zst\n"
         text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
         text += "summary:     \(outputDirectory)/summary.json\n"
+        let page = outputDirectory + "/" + ReportPageFile.name
+        if FileManager.default.fileExists(atPath: page) { text += "report:      \(page)\n" }
         writeStandardOutput(text)
     }
 }

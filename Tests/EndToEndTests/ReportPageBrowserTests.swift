@@ -43,6 +43,14 @@ import Testing
         }
     }
 
+    @Test func reasonNamesAreNeverBrokenMidWord() throws {
+        let fixture = try fixture()
+        for page in [fixture.run, fixture.shards, fixture.resumed] {
+            let wrapped = page.browser["wrapped_reasons"] as? [String]
+            #expect(wrapped == [], "\(page.path): broken across lines: \(wrapped ?? ["(not measured)"])")
+        }
+    }
+
     @Test func outcomesChartHasABarPerOutcomeThatOccurred() throws {
         let page = try fixture().run
         let chart = try #require(section(page.dom, "chart-outcomes"))
