@@ -166,7 +166,13 @@ public struct Summary: Sendable {
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if carriedRows > 0 {
-            lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
+            lines.append("resumed: \(carriedRows) rows were recorded by earlier runs")
+        }
+        let withheld = byReason[LocalReason.lostInCrash.rawValue] ?? 0
+        if resentAfterCrash > 0 || withheld > 0 {
+            var line = "crashes: \(resentAfterCrash) rows whose answers a crash lost were sent again"
+            if withheld > 0 { line += "; \(withheld) rows whose answers a crash lost were not sent again (LostInCrash)" }
+            lines.append(line)
         }
         if let groups { lines.append(contentsOf: groups.humanLines) }
         if retriedRows > 0 { lines.append("\(retriedRows) rows needed more than one request (429, 5xx, lost connections)") }
