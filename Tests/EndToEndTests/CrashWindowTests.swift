@@ -38,13 +38,6 @@ import Testing
         return try body()
     }
 
-    /// The run that wrote `sent-rows` in `out` (its header's last 8 bytes; 0 without the file), and
-    /// whether it has handed a row to a connection (a bit set past the 64-byte header).
-    static func sentRows(_ out: String) -> (run: UInt8, anySent: Bool) {
-        guard let bytes = FileManager.default.contents(atPath: out + "/sent-rows"), bytes.count > 64 else { return (0, false) }
-        return (bytes[bytes.startIndex + 56], bytes.dropFirst(64).contains { $0 != 0 })
-    }
-
     /// Starts `send --rate` against `mock`, kills it with SIGKILL `seconds` after it began sending
     /// (a row marked in its `sent-rows`), and returns the moment of the kill in Unix milliseconds.
     static func sendKilled(_ rig: Rig, _ mock: MockServerProcess, out: String, after seconds: Double,
@@ -54,11 +47,11 @@ import Testing
         process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out) + extra
         process.standardError = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        let previousRun = Self.sentRows(out).run
+        let previousRun = SendResumeTests.sentRows(out).run
         try process.run()
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
         let deadline = Date().addingTimeInterval(TestTime.seconds(30))
-        while process.isRunning && Date() < deadline && !(Self.sentRows(out).run > previousRun && Self.sentRows(out).anySent) {
+        while process.isRunning && Date() < deadline && !(SendResumeTests.sentRows(out).run > previousRun && SendResumeTests.sentRows(out).anySent) {
             Thread.sleep(forTimeInterval: 0.005)
         }
         Thread.sleep(forTimeInterval: seconds)

@@ -7,7 +7,7 @@ import Testing
     typealias Rig = SendCampaignTests.Rig
 
     /// Starts `send` (plus `extra`), kills it with SIGKILL `seconds` after it began handing rows
-    /// to its connections (its `sent-rows` made), and waits for it.
+    /// to its connections (a row marked in this run's `sent-rows`), and waits for it.
     static func sendKilled(_ rig: Rig, _ mock: MockServerProcess, input: String, out: String, after seconds: Double,
                            extra: [String]) throws {
         let process = Process()
@@ -16,16 +16,23 @@ import Testing
         _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
         process.standardOutput = FileHandle.nullDevice
-        let mark = out + "/" + "sent-rows"
-        try? FileManager.default.removeItem(atPath: mark)
+        let previousRun = Self.sentRows(out).run
         try process.run()
         let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline && !FileManager.default.fileExists(atPath: mark) {
+        while process.isRunning && Date() < deadline && !(Self.sentRows(out).run > previousRun && Self.sentRows(out).anySent) {
             Thread.sleep(forTimeInterval: 0.01)
         }
         Thread.sleep(forTimeInterval: seconds)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// The run that wrote `sent-rows` in `out` (its header's last 8 bytes; 0 without the file), and
+    /// whether it has handed a row to a connection (a bit set past the 64-byte header). The file of
+    /// the run before stays until the next run has counted it, so a waiter tells them apart by run.
+    static func sentRows(_ out: String) -> (run: UInt8, anySent: Bool) {
+        guard let bytes = FileManager.default.contents(atPath: out + "/sent-rows"), bytes.count > 64 else { return (0, false) }
+        return (bytes[bytes.startIndex + 56], bytes.dropFirst(64).contains { $0 != 0 })
     }
 
     static func send(_ rig: Rig, _ mock: MockServerProcess, input: String, out: String, _ extra: [String] = []) throws -> CampaignRun {
