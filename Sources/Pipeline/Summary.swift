@@ -27,8 +27,8 @@ public struct Summary: Sendable {
     public var carriedRows = 0
     /// `--resume`: of those, the rows APNs answered, left out of this run's rate.
     public var carriedAnswered = 0
-    /// `--resume`: rows sent again after crashes whose answer may have arrived before the crash,
-    /// over the whole campaign (an upper-bound estimate; README, "Resuming a campaign").
+    /// `--resume`: rows a crash lost (sent, their answer not logged) that were sent again, over
+    /// the whole campaign, exactly (`CrashLoss`; README, "Resuming a campaign").
     public var resentAfterCrash = 0
     /// `--rate`, or the rate `--spread` chose (`rate_per_s`); nil for an unpaced run.
     public var rate: Double?

@@ -38,6 +38,15 @@ import Testing
         return try body()
     }
 
+    /// `resent_after_crash` against the requests the mock received again. A row counts once its
+    /// request is submitted to a connection, before its bytes are written to the socket, so the
+    /// count is never less than what the mock saw; it is more only by rows a kill caught between
+    /// the two (a reactor turn's, at most the 100 the run keeps in flight: none in most kills, 2 in
+    /// one kill of 28 with five busy loops on two cores).
+    static func countMatches(_ resent: Int, received: Int, kills: Int) -> Bool {
+        resent >= received && resent <= received + 100 * kills
+    }
+
     /// Starts `send --rate` against `mock`, kills it with SIGKILL `seconds` after it began sending
     /// (a row marked in its `sent-rows`), and returns the moment of the kill in Unix milliseconds.
     static func sendKilled(_ rig: Rig, _ mock: MockServerProcess, out: String, after seconds: Double,
@@ -92,8 +101,10 @@ import Testing
         #expect(kill.answeredInLastHalfSecond > 0, "the kill came mid-run; \(context)")
         #expect(kill.sentTwice <= kill.answeredInLastHalfSecond,
                 "sent twice \(kill.sentTwice), answered in the last 0.5 s \(kill.answeredInLastHalfSecond); \(context)")
-        #expect(try kill.resumed.summary["resent_after_crash"] as? Int == kill.sentTwice, "\(context)")
-        #expect(kill.resumed.result.stdout.contains("\(kill.sentTwice) rows whose answers a crash lost were sent again"),
+        let resent = try kill.resumed.summary["resent_after_crash"] as? Int ?? -1
+        #expect(Self.countMatches(resent, received: kill.sentTwice, kills: 1),
+                "resent_after_crash \(resent), the mock received \(kill.sentTwice) again; \(context)")
+        #expect(kill.resumed.result.stdout.contains("\(resent) rows whose answers a crash lost were sent again"),
                 "\(kill.resumed.result.stdout)")
     }
 
@@ -121,10 +132,12 @@ import Testing
         #expect((summary["by_reason"] as? [String: Int])?["LostInCrash"] == withheld.count)
         var received: [String: Int] = [:]
         for request in try mock.records() { received[request["device_token"] as? String ?? "", default: 0] += 1 }
-        #expect(withheld.allSatisfy { received[$0["device_token"] as? String ?? ""] == 1 }, "sent once, before the crash")
+        #expect(withheld.allSatisfy { received[$0["device_token"] as? String ?? "", default: 0] <= 1 },
+                "sent before the crash, never again")
         // The second kill's lost rows were sent again by the plain --resume, and counted.
         let again = received.values.reduce(0) { $0 + $1 - 1 }
-        #expect(summary["resent_after_crash"] as? Int == again)
+        let resent = summary["resent_after_crash"] as? Int ?? -1
+        #expect(Self.countMatches(resent, received: again, kills: 1), "resent_after_crash \(resent), received again \(again)")
         #expect(run.result.stdout.contains("\(withheld.count) rows whose answers a crash lost were not sent again"),
                 "\(run.result.stdout)")
     }

@@ -88,7 +88,8 @@ import Testing
         let resent = summary["resent_after_crash"] as? Int ?? -1
         let again = try Self.sentAgain(mock)
         #expect(resent > 0 && resent < rows, "\(context)")
-        #expect(resent == again, "the mock received \(again) requests again; \(context)")
+        #expect(CrashWindowTests.countMatches(resent, received: again, kills: 3),
+                "the mock received \(again) requests again; \(context)")
     }
 
     @Test func aCompressedCampaignWithPerRowOverridesIsResumed() throws {
@@ -119,7 +120,8 @@ import Testing
         #expect(try run.summary["delivered"] as? Int == rows - rig.totals.invalid)
         let resent = try run.summary["resent_after_crash"] as? Int ?? -1
         let again = try Self.sentAgain(mock)
-        #expect(resent > 0 && resent == again, "resent \(resent), received again \(again)")
+        #expect(resent > 0 && CrashWindowTests.countMatches(resent, received: again, kills: 1),
+                "resent \(resent), received again \(again)")
     }
 
     @Test func aCampaignStoppedBySigtermIsFinishedByResumeWhichResendsItsAbortedRows() throws {
