@@ -1,13 +1,14 @@
 #ifndef APNS_BULK_CLINUX_SHIM_H
 #define APNS_BULK_CLINUX_SHIM_H
 /* The Linux calls the reactor needs that Swift's Glibc module leaves out: epoll, eventfd,
-   prctl and SCHED_BATCH; and a compiler builtin, prefetch. Part of libc or the compiler, so
-   nothing to link. */
+   prctl and SCHED_BATCH; and compiler builtins, prefetch and an atomic OR. Part of libc or the
+   compiler, so nothing to link. */
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sched.h>
 #include <linux/sched.h>
+#include <stdint.h>
 
 /* Names the calling thread (prctl is variadic; pthread_setname_np needs _GNU_SOURCE). */
 static inline int apnsbulk_set_thread_name(const char *name) {
@@ -25,5 +26,12 @@ static inline void apnsbulk_prefetch_for_write(const void *address) {
 static inline int apnsbulk_schedule_as_batch(void) {
     struct sched_param param = { .sched_priority = 0 };
     return sched_setscheduler(0, SCHED_BATCH, &param);
+}
+
+/* Sets bit `bit` of the bitmap at `words` (bit b of word b / 64), atomically: several reactor
+   threads mark rows of one bitmap, some in the same word (Swift's Atomic cannot live in a file
+   mapping). Relaxed: the bit orders nothing else, and a kill leaves it in the page cache. */
+static inline void apnsbulk_set_bit(uint64_t *words, uint64_t bit) {
+    __atomic_fetch_or(&words[bit >> 6], (uint64_t)1 << (bit & 63), __ATOMIC_RELAXED);
 }
 #endif

@@ -121,6 +121,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
                 continue
             }
             let identifier = link.append(job, at: now)
+            shared.sentRows?.mark(job.row)
             let (expiration, priority) = wireValues(job)
             stream.appendOutput { out in
                 LegacyNotificationFrame.append(hexToken: job.pathToken, payload: job.payload(runPayload: runPayload),

@@ -186,7 +186,9 @@ public final class Campaign: Sendable {
             configuration.rate = PacerDuration.rate(rows: rows - (directory.resumed?.done.count ?? 0), seconds: spread)
         }
 
-        let shared = CampaignShared(configuration: configuration, control: control, template: template)
+        let shared = CampaignShared(configuration: configuration, control: control, template: template,
+                                    sentRows: directory.sentRows)
+        if let notice = directory.notice { shared.warn(notice) }
         let startedAt = ContinuousClock.now
         recorder.start(at: startedAt)
         let startedAtWall = Self.wallClockMilliseconds()
@@ -211,7 +213,7 @@ public final class Campaign: Sendable {
         let duplicates = configuration.allowDuplicates ? nil
             : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
-                            sentMark: directory.sentMark, duplicates: duplicates.map(ThreadBound.init),
+                            sentRows: directory.sentRows, withheld: directory.withheld, duplicates: duplicates.map(ThreadBound.init),
                             columns: columns ?? Self.groupColumns(configuration))
         let readerDone = PipelineThread.start(name: "apns-bulk reader", batch: true) { reader.run() }
 

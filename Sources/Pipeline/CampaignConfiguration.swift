@@ -79,6 +79,9 @@ public struct CampaignConfiguration: Sendable {
     public var outputDirectory: String
     /// `--resume`: continue the campaign in `outputDirectory`, skipping rows it has recorded.
     public var resume = false
+    /// `--no-resend-lost`: a resume records the rows a crash lost `gave_up` `LostInCrash` (`CrashLoss`)
+    /// rather than sending them again.
+    public var noResendLost = false
     /// `--shard K/N`: send only this shard's rows (``Shard``); nil sends every row.
     public var shard: Shard?
     /// Draw the progress line on stderr (the writer thread, at most a few times a second).

@@ -8,12 +8,17 @@ struct CampaignDirectory {
     let resumed: ResumedLog?
     /// Set when `--resume` found every row recorded: the campaign's summary, and nothing to send.
     let finished: Summary?
-    /// The reader's mark of rows possibly sent (nil only when finished).
-    let sentMark: SentMark?
+    /// The bitmap of rows this run hands to a connection (nil only when finished).
+    let sentRows: SentRows?
     /// Held for the whole run: no second run uses the directory meanwhile.
     let lock: CampaignLock
     /// The input's fingerprint as campaign.json records it (summary.json repeats it); nil for a stream.
     var fingerprint: InputFingerprint?
+    /// Rows a crash lost that `--no-resend-lost` withheld (now or in an earlier resume) and that
+    /// have no record yet: the reader records them `gave_up` `LostInCrash`, unsent. Nil when none.
+    var withheld: DoneRows? = nil
+    /// A word for stderr about the crash being resumed from, when there is one to say.
+    var notice: String? = nil
 
     static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
@@ -73,22 +78,42 @@ struct CampaignDirectory {
             let inFlightLimit = configuration.connections * configuration.maxStreams
             guard var record else {
                 let print = try start(configuration, inFlightLimit: inFlightLimit, fingerprint: fingerprint)
-                return CampaignDirectory(resumed: nil, finished: nil, sentMark: try SentMark(directory: directory), lock: lock,
+                return CampaignDirectory(resumed: nil, finished: nil,
+                                         sentRows: try SentRows(directory: directory, run: 1, rows: expectedRows), lock: lock,
                                          fingerprint: print)
             }
             let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
             if let rows = expectedRows, Self.everyRowDone(log, rows: rows, members: members) {
-                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentMark: nil, lock: lock,
+                return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentRows: nil, lock: lock,
                                          fingerprint: fingerprint)
             }
-            record.resentAfterCrash += resentEstimate(log, expectedRows: expectedRows, inFlightLimit: record.inFlightLimit,
-                                                      sentThrough: SentMark.read(directory: directory), members: members)
+            // In this order, so that a crash between any two steps is counted once and withholds
+            // for good: the withheld rows, then campaign.json (the count, and the run that owns
+            // `sent-rows` from now on), then this run's own `sent-rows`.
+            var withheld = CrashLoss.withheld(directory: directory)
+            let lost = CrashLoss.rows(directory: directory, run: record.runs, log: log, withheld: withheld)
+            let notice = CrashLoss.forgetOldMark(directory: directory,
+                                                 newerRunRecorded: access(directory + "/" + SentRows.fileName, F_OK) == 0)
+            if configuration.noResendLost && lost.count > 0 {
+                withheld = withheld.union(lost)
+                try CrashLoss.writeWithheld(withheld, directory: directory)
+            } else {
+                record.resentAfterCrash += lost.count
+            }
             record.inFlightLimit = inFlightLimit
             record.runs += 1
             try record.write(path: recordPath(directory))
             log.summary.resentAfterCrash = record.resentAfterCrash
-            return CampaignDirectory(resumed: log, finished: nil, sentMark: try SentMark(directory: directory), lock: lock,
-                                     fingerprint: fingerprint)
+            return CampaignDirectory(resumed: log, finished: nil,
+                                     sentRows: try SentRows(directory: directory, run: record.runs, rows: expectedRows),
+                                     lock: lock, fingerprint: fingerprint,
+                                     withheld: Self.unrecorded(withheld, log), notice: notice)
+        }
+
+        /// The withheld rows still without a record; nil when none.
+        private static func unrecorded(_ withheld: DoneRows, _ log: ResumedLog) -> DoneRows? {
+            let rows = withheld.subtracting(log.done)
+            return rows.count > 0 ? rows : nil
         }
 
         /// Whether every row of the campaign (of the shard, with `members`) has its record.
@@ -117,36 +142,6 @@ struct CampaignDirectory {
             }
             return summary
         }
-    }
-
-    /// Rows this resume sends again whose answer may have arrived before the crash. The log holds
-    /// final records only, so a row the crashed run had sent but not yet logged has no record.
-    /// The crashed run's `sent-through` mark bounds the rows it can have sent: every row up to it
-    /// without a record is counted (an upper bound, over by at most the mark's step and the
-    /// reader's queue). Without a mark (a run of an older apns-bulk, a failed write), the count
-    /// is every unrecorded row below the highest recorded one plus, past it, at most the crashed
-    /// run's in-flight limit (connections × max streams) and one frame's worth of answers.
-    /// Rows recorded `aborted` are sent again too, but not counted: the run that stopped
-    /// recorded them. Counted per crash: a row sent again after two crashes counts twice.
-    ///
-    /// A shard (`members`, its rows marked by its prescan) counts only its own rows: the other
-    /// shards' rows have no record in its log, and were never its to send.
-    static func resentEstimate(_ log: ResumedLog, expectedRows: Int?, inFlightLimit: Int, sentThrough: Int?,
-                               members: DoneRows? = nil) -> Int {
-        if let members {
-            if let sentThrough { return members.count(notIn: log.done, log.aborted, through: sentThrough) }
-            let highest = log.highestRecorded
-            let gaps = members.count(notIn: log.done, log.aborted, through: highest)
-            let beyond = members.count - members.count(notIn: DoneRows(), DoneRows(), through: highest)
-            return gaps + Swift.min(inFlightLimit + log.recordsInLastFrame, beyond)
-        }
-        if let sentThrough {
-            return log.unrecorded(through: expectedRows.map { Swift.min($0, sentThrough) } ?? sentThrough)
-        }
-        let gaps = log.unrecordedThroughHighest
-        let window = inFlightLimit + log.recordsInLastFrame
-        let beyond = expectedRows.map { Swift.max(0, $0 - log.highestRecorded) } ?? window
-        return gaps + Swift.min(window, beyond)
     }
 
     /// Returns the input's fingerprint, as campaign.json now records it.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// campaign.json in `--out`: written before the first row is sent, so that `--resume` can tell the
-/// campaign is there, check the input is the same file, and estimate what a crash made it resend.
+/// campaign is there, check the input is the same file, and count what crashes made it resend.
 /// Rows are numbered by their place in the input alone (no option renumbers them), so the input's
 /// fingerprint is all that row numbering depends on.
 struct CampaignRecord: Codable, Equatable {
@@ -12,11 +12,12 @@ struct CampaignRecord: Codable, Equatable {
     var fingerprint: InputFingerprint?
     /// How the fingerprint was taken, for a reader of the file.
     var fingerprintMethod = "size, and SHA-256 of the whole file up to 4 MiB or of its first and last MiB and 64 evenly spaced 4 KiB blocks"
-    /// The latest run's connections × max streams: what it may have had in flight when it ended.
+    /// The latest run's connections × max streams: what it may have had in flight when it ended
+    /// (kept for readers of the file; `sent-rows` now says exactly what was sent).
     var inFlightLimit: Int
     /// Runs of this campaign so far, the first included.
     var runs = 1
-    /// Rows sent again after crashes, over every resume so far (an estimate; see CampaignDirectory).
+    /// Rows sent again after crashes, over every resume so far: exactly those a crash lost (`CrashLoss`).
     var resentAfterCrash = 0
     /// `--shard K/N` as `K/N`; absent for a campaign of every row. A resume must give the same.
     var shard: String?

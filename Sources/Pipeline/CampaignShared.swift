@@ -26,6 +26,9 @@ final class CampaignShared: Sendable {
     let router: CredentialRouter?
     /// Records name their group's environment and key: more than one credential or environment in play.
     let labels: RecordLabels?
+    /// `sent-rows`: the workers mark each row as they hand it to a connection; nil in a run with no
+    /// campaign directory of its own.
+    let sentRows: SentRows?
 
     /// Connections the groups were given in all (`ConnectionPlan`); 0 for a one-credential run.
     let plannedConnections = Atomic<Int>(0)
@@ -57,8 +60,10 @@ final class CampaignShared: Sendable {
         var definite: Bool
     }
 
-    init(configuration: CampaignConfiguration, control: RunControl, template: BoundPayloadTemplate? = nil) {
+    init(configuration: CampaignConfiguration, control: RunControl, template: BoundPayloadTemplate? = nil,
+         sentRows: SentRows? = nil) {
         self.configuration = configuration
+        self.sentRows = sentRows
         self.control = control
         work = HandOffQueue(capacity: 8192)
         outcomes = HandOffQueue(capacity: 16384)

@@ -2,7 +2,8 @@
 /// per row, so a resumed 10-million-row campaign holds 1.25 MB for it, not a set of integers.
 /// Built before the run, then only read (by the reader thread).
 public struct DoneRows: Sendable {
-    private var words: [UInt64] = []
+    /// Row r is bit r % 64 of word r / 64 (`RowBitmapFile` keeps the same layout on disk).
+    private(set) var words: [UInt64] = []
     /// Rows marked.
     public private(set) var count = 0
     /// The highest row marked; 0 when none.
@@ -10,6 +11,41 @@ public struct DoneRows: Sendable {
 
     /// No row marked.
     public init() {}
+
+    /// The rows of words in this layout (a `RowBitmapFile`'s).
+    init(words: [UInt64]) {
+        self.words = words
+        count = words.reduce(0) { $0 + $1.nonzeroBitCount }
+        highest = words.lastIndex { $0 != 0 }.map { ($0 << 6) + 63 - words[$0].leadingZeroBitCount } ?? 0
+    }
+
+    /// The rows marked here and in none of `others`.
+    func subtracting(_ others: DoneRows...) -> DoneRows {
+        var kept = words
+        for other in others {
+            for index in 0..<Swift.min(kept.count, other.words.count) { kept[index] &= ~other.words[index] }
+        }
+        return DoneRows(words: kept)
+    }
+
+    /// The rows marked here or in `other`.
+    func union(_ other: DoneRows) -> DoneRows {
+        var both = words.count >= other.words.count ? words : other.words
+        let shorter = words.count >= other.words.count ? other.words : words
+        for index in shorter.indices { both[index] |= shorter[index] }
+        return DoneRows(words: both)
+    }
+
+    /// Calls `body` with each marked row, in order.
+    func forEach(_ body: (Int) throws -> Void) rethrows {
+        for (index, word) in words.enumerated() {
+            var bits = word
+            while bits != 0 {
+                try body((index << 6) + bits.trailingZeroBitCount)
+                bits &= bits &- 1
+            }
+        }
+    }
 
     /// Marks `row` (1-based); false when it was marked already or is not a row number.
     @discardableResult

@@ -15,6 +15,7 @@ public enum LocalReason: String, Sendable, CaseIterable {
     case interrupted = "Interrupted"
     case inputError = "InputError"
     case outputError = "OutputError"
+    case lostInCrash = "LostInCrash"
     case noCredentialsForTopic = "NoCredentialsForTopic"
     case unknownKeyId = "UnknownKeyId"
     case invalidEnvironment = "InvalidEnvironment"
@@ -46,6 +47,8 @@ public enum LocalReason: String, Sendable, CaseIterable {
             "The input could not be read on at this row (a stream or `--no-prescan` run), so it and the rows after it were not sent."
         case .outputError:
             "A result file could not be written (a full disk, a vanished directory), so the run stopped before the row was sent."
+        case .lostInCrash:
+            "The row was sent, but the run was killed (kill -9, OOM, reboot) before it logged the answer, and `--resume --no-resend-lost` did not send it again: APNs may or may not have delivered it."
         case .noCredentialsForTopic:
             "No key or certificate of the run serves the row's topic in the row's environment, so it was not sent (stderr and summary.json's `no_credentials` name the topic and environment)."
         case .unknownKeyId:
@@ -82,6 +85,8 @@ public enum LocalReason: String, Sendable, CaseIterable {
             "Fix the input at the line summary.json names (`input_stopped_at_line`) and send the remaining rows."
         case .outputError:
             "Free space or fix the output directory, then run `--resume`."
+        case .lostInCrash:
+            "Nothing, if a missed notification is better than a repeated one; otherwise send these rows again as a new campaign (no `--resume` sends them)."
         case .noCredentialsForTopic:
             "Add a key or certificate for that topic and environment (`[[keys]]` with its `topics` and `environment`), or fix the row's `topic`/`environment`, and send the rows again."
         case .unknownKeyId:

@@ -4,7 +4,7 @@ import Glibc
 
 /// The one way a campaign creates its directory and its small files (summary.json,
 /// campaign.json). Foundation's writers ask for mode 0666 where the streamed files
-/// (results.jsonl.zst, dead-tokens.csv, sent-through) ask for 0644, so under umask 000 one file
+/// (results.jsonl.zst, dead-tokens.csv, sent-rows) ask for 0644, so under umask 000 one file
 /// of a campaign was writable by everyone; and Foundation's errors reach the user as
 /// "NSCocoaErrorDomain error 512". Here every file is 0644 less the umask, and every error is
 /// the system's, with the path it is about.

@@ -1,4 +1,7 @@
 import Transport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The reader thread: rows (CSV, or from memory) → jobs for the workers, rejected rows straight
 /// to the writer. After a stop, it keeps reading so that every remaining row is still recorded (as
@@ -13,22 +16,26 @@ final class Reader<Source: RowSource>: Sendable {
     /// `--resume`: rows already recorded, skipped here; nil otherwise. Rows of other shards
     /// (`--shard`) are skipped before them, and not counted.
     private let done: DoneRows?
-    /// Raised before a batch's rows are handed on: what a crash may have sent.
-    private let sentMark: SentMark?
+    /// Grown to cover a batch's rows before they are handed on (the workers mark them as sent).
+    private let sentRows: SentRows?
+    /// Rows a crash lost that `--no-resend-lost` withholds: recorded `gave_up` `LostInCrash`, unsent.
+    private let withheld: DoneRows?
     /// The duplicate-token check; nil with `--allow-duplicates`.
     private let duplicates: ThreadBound<DuplicateTokens>?
     /// Where the `environment` and `key_id` columns are, for a run with several credentials.
     private let columns: Campaign.GroupColumns?
 
     init(source: ThreadBound<Source>, shared: CampaignShared, writer: ResultWriter, done: DoneRows?,
-         sentMark: SentMark?, duplicates: ThreadBound<DuplicateTokens>? = nil, columns: Campaign.GroupColumns? = nil) {
+         sentRows: SentRows?, withheld: DoneRows? = nil, duplicates: ThreadBound<DuplicateTokens>? = nil,
+         columns: Campaign.GroupColumns? = nil) {
         self.source = source
         self.columns = columns
         self.duplicates = duplicates
         self.shared = shared
         self.writer = writer
         self.done = done
-        self.sentMark = sentMark
+        self.sentRows = sentRows
+        self.withheld = withheld
     }
 
     func run() {
@@ -37,6 +44,7 @@ final class Reader<Source: RowSource>: Sendable {
         let memo: RowHeadersMemo? = RowHeadersMemo()
         let spares: JobSpares? = JobSpares(pool: decoder.jobPool)
         let done = self.done
+        let withheld = self.withheld
         let duplicates = self.duplicates?.value
         let shard = shared.configuration.shard
         // Read for every row: through `shared` it was a retain and a release of the control each time.
@@ -54,7 +62,11 @@ final class Reader<Source: RowSource>: Sendable {
         do {
             while let batch = try source.value.nextBatch() {
                 if let last = batch.numbers.last {
-                    sentMark?.cover(last)
+                    if let sentRows, !sentRows.cover(last), !control.isStopping {
+                        // Unmarked rows would be sent unseen by a resume: none is sent.
+                        control.stop(.outputFailed(detail: "cannot grow \(SentRows.fileName) in the output directory: "
+                                                       + String(cString: strerror(errno))))
+                    }
                     lastRow = last
                 }
                 for index in batch.indices {
@@ -67,6 +79,14 @@ final class Reader<Source: RowSource>: Sendable {
                         continue
                     }
                     rows += 1
+                    if let withheld, withheld.contains(batch.number(at: index)) {
+                        records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                                 outcome: .gaveUp, reason: LocalReason.lostInCrash.rawValue))
+                        if let duplicates, case .send(let job) = decoder.decode(batch, at: index) {
+                            _ = duplicates.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index))
+                        }
+                        continue
+                    }
                     switch decoder.decode(batch, at: index, memo: memo, spares: spares) {
                     case .rejected(let reason):
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],

@@ -6,6 +6,12 @@ import Glibc
 /// Writes results.jsonl.zst as a sequence of zstd frames: a frame per flush, at least every
 /// `flushInterval` (and whenever `maxFrameBytes` are pending), each frame one `write()`, so after a
 /// crash only the cut last frame is lost. Owned by the writer thread (not Sendable).
+///
+/// A kill -9 loses the answers not yet in a frame, and `--resume` sends those rows again: the
+/// interval is a tenth of a second, so that with the writer's wait for records (50 ms at most) no
+/// answer is unlogged for much more than 0.15 s. A frame per 0.1 s is one `write()` and a zstd
+/// frame header (~12 bytes) each; a frame that short compresses a little worse only at rates where
+/// it holds a few hundred lines.
 public final class ResultLog {
     /// results.jsonl.zst's path.
     public let path: String
@@ -18,7 +24,7 @@ public final class ResultLog {
 
     /// `appendingAfter`: a resumed campaign's log keeps its first that many bytes (its complete
     /// frames; a frame a crash cut is cut off, so the file stays valid zstd) and gains new frames.
-    public init(path: String, appendingAfter keptBytes: Int? = nil, flushInterval: Duration = .seconds(1),
+    public init(path: String, appendingAfter keptBytes: Int? = nil, flushInterval: Duration = .milliseconds(100),
                 maxFrameBytes: Int = 1 << 20, now: ContinuousClock.Instant = .now) throws(ZstdWriteError) {
         if let keptBytes, truncate(path, off_t(keptBytes)) != 0, errno != ENOENT {
             throw .write(path: path, errno: errno)
@@ -83,7 +89,7 @@ public final class ResultLog {
         writer.withAppendedBytes { record.appendEscapedJSONLine(to: &$0) }
     }
 
-    /// Writes a frame when the last one is `flushInterval` old; call it at least every second.
+    /// Writes a frame when the last one is `flushInterval` old; call it at least that often.
     public func flushIfDue(now: ContinuousClock.Instant) throws(ZstdWriteError) {
         guard now - lastFlush >= flushInterval else { return }
         try flush(now: now)

@@ -8,7 +8,7 @@ import ZstdFile
 /// Built before the run starts, then handed to the writer thread (and `done` to the reader).
 final class ResumedLog {
     let done: DoneRows
-    /// Rows recorded `aborted`: sent again, but not counted as resent after a crash.
+    /// Rows recorded `aborted`: sent again, but not counted as lost in a crash (`CrashLoss`).
     private(set) var aborted = DoneRows()
     /// The old records' counts, reasons and latencies: the new run's summary starts from these.
     var summary: Summary
@@ -16,17 +16,13 @@ final class ResumedLog {
     let deadTokens: DeadTokenReport
     /// The log's complete frames end here; a frame the crash cut lies beyond and is cut off.
     let keptBytes: Int
-    /// Records in the log's last complete frame: about one flush's worth of answers.
-    let recordsInLastFrame: Int
     let cutFrame: CutFrame?
 
-    private init(done: DoneRows, summary: Summary, deadTokens: DeadTokenReport, keptBytes: Int,
-                 recordsInLastFrame: Int, cutFrame: CutFrame?) {
+    private init(done: DoneRows, summary: Summary, deadTokens: DeadTokenReport, keptBytes: Int, cutFrame: CutFrame?) {
         self.done = done
         self.summary = summary
         self.deadTokens = deadTokens
         self.keptBytes = keptBytes
-        self.recordsInLastFrame = recordsInLastFrame
         self.cutFrame = cutFrame
     }
 
@@ -43,8 +39,7 @@ final class ResumedLog {
         var done = DoneRows(), aborted = DoneRows()
         var summary = Summary()
         guard access(logPath, F_OK) == 0 else {
-            return ResumedLog(done: done, summary: summary, deadTokens: deadTokens, keptBytes: 0,
-                              recordsInLastFrame: 0, cutFrame: nil)
+            return ResumedLog(done: done, summary: summary, deadTokens: deadTokens, keptBytes: 0, cutFrame: nil)
         }
         do {
             let reader = try ResultLogReader(path: logPath)
@@ -62,10 +57,8 @@ final class ResumedLog {
             summary.carriedAnswered = summary.answeredRows
             let keptBytes = aborted.count == 0 ? reader.completeBytes : try rewriteWithout(aborted, logPath: logPath)
             let log = ResumedLog(done: done, summary: summary, deadTokens: deadTokens, keptBytes: keptBytes,
-                                 recordsInLastFrame: reader.recordsInLastFrame, cutFrame: reader.cutFrame)
+                                 cutFrame: reader.cutFrame)
             log.aborted = aborted
-            log.highestRecorded = Swift.max(done.highest, aborted.highest)
-            log.unrecordedThroughHighest = Swift.max(0, log.highestRecorded - done.count - aborted.count)
             return log
         } catch let error as ResultLogError {
             throw .unreadableLog(detail: error.description)
@@ -78,17 +71,6 @@ final class ResumedLog {
         } catch {
             throw .unreadableLog(detail: "\(error)")
         }
-    }
-
-    /// The highest row with any record, `aborted` included.
-    private(set) var highestRecorded = 0
-    /// Rows up to `highestRecorded` with no record at all: what a crash left behind it.
-    private(set) var unrecordedThroughHighest = 0
-
-    /// Rows 1...`row` with no record at all (`aborted` counts as a record here).
-    func unrecorded(through row: Int) -> Int {
-        guard row > 0 else { return 0 }
-        return Swift.max(0, done.missing(through: row) + aborted.missing(through: row) - row)
     }
 
     /// The log's complete records but the aborted ones (and any second record of a row), written

@@ -32,8 +32,8 @@ public struct Summary: Sendable {
     public var carriedRows = 0
     /// `--resume`: of those, the rows APNs answered, left out of this run's rate.
     public var carriedAnswered = 0
-    /// `--resume`: rows sent again after crashes whose answer may have arrived before the crash,
-    /// over the whole campaign (an upper-bound estimate; README, "Resuming a campaign").
+    /// `--resume`: rows a crash lost (sent, their answer not logged) that were sent again, over
+    /// the whole campaign, exactly (`CrashLoss`; README, "Resuming a campaign").
     public var resentAfterCrash = 0
     /// `--rate`, or the rate `--spread` chose (`rate_per_s`); nil for an unpaced run.
     public var rate: Double?
@@ -181,7 +181,13 @@ public struct Summary: Sendable {
         let top = byReason.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(5)
         if !top.isEmpty { lines.append("top reasons: " + top.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) }
         if carriedRows > 0 {
-            lines.append("resumed: \(carriedRows) rows were recorded by earlier runs, \(resentAfterCrash) rows sent again after a crash (at most)")
+            lines.append("resumed: \(carriedRows) rows were recorded by earlier runs")
+        }
+        let withheld = byReason[LocalReason.lostInCrash.rawValue] ?? 0
+        if resentAfterCrash > 0 || withheld > 0 {
+            var line = "crashes: \(resentAfterCrash) rows whose answers a crash lost were sent again"
+            if withheld > 0 { line += "; \(withheld) rows whose answers a crash lost were not sent again (LostInCrash)" }
+            lines.append(line)
         }
         if let groups { lines.append(contentsOf: groups.humanLines) }
         if retriedRows > 0 {

@@ -23,6 +23,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     let runHeaders: RowHeaders?
     /// The payload of jobs whose payload is the run's: the worker's own copy (one array for all was a contended count).
     private let runPayload: [UInt8]
+    /// `shared.sentRows`' bitmap, marked for each request submitted (`SentRows.mark`).
+    private let sentRows: SentRows?
     let pool: ConnectionPool
     /// Where `counters` go about once a second (`WorkerRecording.swift`); `index` is this worker's slot there.
     let recorder: RunRecorder?
@@ -62,6 +64,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         stop = self.group.stop
         runHeaders = shared.decoder.runDefaultHeaders
         runPayload = Array(shared.decoder.runPayload)
+        sentRows = shared.sentRows
         pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
@@ -264,6 +267,8 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
                                 headers: request.fields, body: job.payload(runPayload: runPayload[...]),
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
         guard submitted else { return false }
+        // Before its bytes can reach the socket (the connection writes after this turn's submissions).
+        sentRows?.mark(job.row)
         if let sent = templates.sentIndex { job.sentToken = sent }
         job.attempts += 1
         counters.requests += 1

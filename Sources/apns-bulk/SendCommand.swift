@@ -34,11 +34,17 @@ struct SendCommand: ParsableCommand {
             the same command plus --resume. It checks that the input is the same \
             file, skips every row that results.jsonl.zst records, sends the rest and \
             appends to the same log; rows recorded aborted are sent again. Then \
-            dead-tokens.csv and summary.json cover the whole campaign, and \
-            summary.json's resent_after_crash counts the rows sent again whose answer \
-            may have arrived before a crash, an upper bound. --resume on a finished \
-            campaign says so and exits 0; on a directory with no campaign it starts \
-            one. It needs --input to be a regular file (.csv or .csv.zst), not a pipe.
+            dead-tokens.csv and summary.json cover the whole campaign. --resume on a \
+            finished campaign says so and exits 0; on a directory with no campaign it \
+            starts one. It needs --input to be a regular file (.csv or .csv.zst), not a \
+            pipe.
+
+            A kill -9 loses the answers of the rows in flight and of those answered in \
+            the last quarter of a second, which the log had not yet written. --resume \
+            sends those rows again, and summary.json's resent_after_crash counts them \
+            exactly (send keeps a bitmap of the rows it sent, sent-rows, in --out). \
+            With --no-resend-lost it does not send them: they are recorded gave_up \
+            with reason LostInCrash (exit 3), and no later --resume sends them either.
             """
     )
 
@@ -147,6 +153,8 @@ struct SendCommand: ParsableCommand {
     var progress: ProgressChoice = .auto
     @Flag(help: "Continue the campaign in --out after a crash: skip the rows it has recorded, send the rest.")
     var resume = false
+    @Flag(name: .customLong("no-resend-lost"), help: "With --resume: do not send again the rows a crash lost, those sent whose answer was not yet logged when the run was killed. They are recorded gave_up with reason LostInCrash and the run exits 3; no later --resume sends them. Default: they are sent again.")
+    var noResendLost = false
     @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
     var dryRun = false
     @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (README, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs. Default: none; every row.", valueName: "K/N"))

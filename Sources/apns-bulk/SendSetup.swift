@@ -106,6 +106,7 @@ struct SendSetup {
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
         configuration.resume = command.resume
+        configuration.noResendLost = command.noResendLost
         configuration.allowDuplicates = command.allowDuplicates
         configuration.shard = shard
         configuration.defaultPayload = payload
@@ -189,6 +190,9 @@ struct SendSetup {
             throw RunFailure.usage("\(flag) \(value): must be at least 1")
         }
         if let threads = command.threads, threads < 1 { throw RunFailure.usage("--threads \(threads): must be at least 1") }
+        if command.noResendLost && !command.resume {
+            throw RunFailure.usage("--no-resend-lost without --resume: it says what a resume does with the rows a crash lost; add --resume, or leave it off")
+        }
         for (flag, value) in [("--unreachable-timeout", command.unreachableTimeout),
                               ("--response-timeout", command.responseTimeout), ("--ping-interval", command.pingInterval)]
         where !(value > 0) {

@@ -104,9 +104,8 @@ final class ReportPageFixture: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(30)
-        let mark = out + "/sent-through"
-        while process.isRunning && Date() < deadline
-                && Int((try? String(contentsOfFile: mark, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 == 0 {
+        let mark = out + "/sent-rows"
+        while process.isRunning && Date() < deadline && !FileManager.default.fileExists(atPath: mark) {
             Thread.sleep(forTimeInterval: 0.01)
         }
         Thread.sleep(forTimeInterval: 1.2)

@@ -7,7 +7,7 @@ import Testing
     typealias Rig = SendCampaignTests.Rig
 
     /// Starts `send` (plus `extra`), kills it with SIGKILL `seconds` after it began handing rows
-    /// to its connections (its `sent-through` mark left 0), and waits for it.
+    /// to its connections (a row marked in this run's `sent-rows`), and waits for it.
     static func sendKilled(_ rig: Rig, _ mock: MockServerProcess, input: String, out: String, after seconds: Double,
                            extra: [String]) throws {
         let process = Process()
@@ -16,17 +16,23 @@ import Testing
         _ = FileManager.default.createFile(atPath: out + ".stderr", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: out + ".stderr")
         process.standardOutput = FileHandle.nullDevice
-        let mark = out + "/sent-through"
-        try? FileManager.default.removeItem(atPath: mark)
+        let previousRun = Self.sentRows(out).run
         try process.run()
         let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline
-                && Int((try? String(contentsOfFile: mark, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0 == 0 {
+        while process.isRunning && Date() < deadline && !(Self.sentRows(out).run > previousRun && Self.sentRows(out).anySent) {
             Thread.sleep(forTimeInterval: 0.01)
         }
         Thread.sleep(forTimeInterval: seconds)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// The run that wrote `sent-rows` in `out` (its header's last 8 bytes; 0 without the file), and
+    /// whether it has handed a row to a connection (a bit set past the 64-byte header). The file of
+    /// the run before stays until the next run has counted it, so a waiter tells them apart by run.
+    static func sentRows(_ out: String) -> (run: UInt8, anySent: Bool) {
+        guard let bytes = FileManager.default.contents(atPath: out + "/sent-rows"), bytes.count > 64 else { return (0, false) }
+        return (bytes[bytes.startIndex + 56], bytes.dropFirst(64).contains { $0 != 0 })
     }
 
     static func send(_ rig: Rig, _ mock: MockServerProcess, input: String, out: String, _ extra: [String] = []) throws -> CampaignRun {
@@ -39,13 +45,11 @@ import Testing
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
     }
 
-    /// Device tokens APNs (the mock) answered 200 more than once: deliveries a crash repeated.
-    static func deliveredTwice(_ mock: MockServerProcess) throws -> Int {
-        var delivered: [String: Int] = [:]
-        for request in try mock.records() where request["status"] as? Int == 200 {
-            delivered[request["device_token"] as? String ?? "", default: 0] += 1
-        }
-        return delivered.values.filter { $0 > 1 }.count
+    /// Requests the mock received beyond each device token's first: the rows crashes made `send`
+    /// repeat (a row repeated after two crashes counts twice).
+    static func sentAgain(_ mock: MockServerProcess) throws -> Int {
+        let tokens = try mock.records().map { $0["device_token"] as? String ?? "" }
+        return tokens.count - Set(tokens).count
     }
 
     /// The files a refused or finished run must leave exactly as they were.
@@ -78,12 +82,14 @@ import Testing
         // dead-tokens.csv covers the whole campaign: every dead row of every run, once.
         let deadRows = try run.deadTokens.compactMap { Int($0.last ?? "") }
         #expect(deadRows.count == rig.totals.unregistered && Set(deadRows).count == deadRows.count, "\(context)")
-        // Every kill landed mid-run (the campaign takes longer than the kills), so resumes resent rows.
-        // The count is an upper bound per crash (a row resent after two crashes counts twice).
+        // Every kill landed mid-run (the campaign takes longer than the kills), so resumes resent rows,
+        // and counted them exactly: what the mock received again (a row resent after two crashes
+        // counts twice), never more than the campaign's rows.
         let resent = summary["resent_after_crash"] as? Int ?? -1
-        let twice = try Self.deliveredTwice(mock)
-        #expect(resent > 0, "\(context)")
-        #expect(twice <= resent, "the estimate bounds the deliveries a crash repeated (\(twice)); \(context)")
+        let again = try Self.sentAgain(mock)
+        #expect(resent > 0 && resent < rows, "\(context)")
+        #expect(CrashWindowTests.countMatches(resent, received: again, kills: 3),
+                "the mock received \(again) requests again; \(context)")
     }
 
     @Test func aCompressedCampaignWithPerRowOverridesIsResumed() throws {
@@ -113,8 +119,9 @@ import Testing
         #expect(try run.summary["rejected"] as? Int == rig.totals.invalid)
         #expect(try run.summary["delivered"] as? Int == rows - rig.totals.invalid)
         let resent = try run.summary["resent_after_crash"] as? Int ?? -1
-        let twice = try Self.deliveredTwice(mock)
-        #expect(resent > 0 && resent <= rows && twice <= resent, "resent \(resent), delivered twice \(twice)")
+        let again = try Self.sentAgain(mock)
+        #expect(resent > 0 && CrashWindowTests.countMatches(resent, received: again, kills: 1),
+                "resent \(resent), received again \(again)")
     }
 
     @Test func aCampaignStoppedBySigtermIsFinishedByResumeWhichResendsItsAbortedRows() throws {
@@ -183,7 +190,7 @@ import Testing
         try first.run()
         defer { if first.isRunning { kill(first.processIdentifier, SIGKILL); first.waitUntilExit() } }
         let deadline = Date().addingTimeInterval(30)
-        while !FileManager.default.fileExists(atPath: out + "/sent-through") && Date() < deadline {
+        while !FileManager.default.fileExists(atPath: out + "/sent-rows") && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.01)
         }
         let second = try Self.send(rig, mock, input: rig.csv, out: out, ["--resume"])

@@ -80,37 +80,48 @@ import Testing
         #expect(done.missing(through: 0) == 0)
     }
 
-    @Test func resentEstimateCountsTheGapsAndTheWindowPastTheLastRecordedRow() throws {
+    @Test func sentRowsAreMarkedFromSeveralThreadsAndReadBackByTheRunThatWroteThem() throws {
         let directory = try TemporaryDirectory()
-        let logPath = directory.path("results.jsonl.zst")
-        let log = try ResultLog(path: logPath, maxFrameBytes: 1 << 30)
-        for record in ResultLogTests.sampleRecords(100) where record.row != 50 { try log.append(record) }
-        try log.flush()
-        for record in ResultLogTests.sampleRecords(10, start: 101) { try log.append(record) }
-        try log.close()
-        let resumed = try ResumedLog.load(logPath: logPath, deadTokensPath: directory.path("dead-tokens.csv"))
-        #expect(resumed.recordsInLastFrame == 10)
-        // One gap (row 50), then at most 7 in flight + 10 answered-unflushed past row 110.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 1000, inFlightLimit: 7, sentThrough: nil) == 1 + 17)
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 115, inFlightLimit: 7, sentThrough: nil) == 1 + 5)
-        // With the crashed run's mark: every unrecorded row up to it (row 50, rows 111...400).
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 1000, inFlightLimit: 7, sentThrough: 400) == 1 + 290)
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 300, inFlightLimit: 7, sentThrough: 400) == 1 + 190)
+        #expect(RowBitmapFile.read(path: directory.path(SentRows.fileName)) == nil)
+        let sent = try SentRows(directory: directory.url.path, run: 3, rows: 1000)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for row in stride(from: 1 + thread, through: 1000, by: 4) { sent.mark(row) }
+        }
+        // Past the prescan's count, the reader grows the file before the rows are handed on.
+        #expect(sent.cover(70_000_000))
+        sent.mark(70_000_000)
+        // Read as a resume reads it, while the run still holds it (as after a kill -9).
+        let file = try #require(RowBitmapFile.read(path: directory.path(SentRows.fileName)))
+        #expect(file.run == 3)
+        #expect(file.rows.count == 1001 && file.rows.contains(1) && file.rows.contains(1000) && file.rows.contains(70_000_000))
+        #expect(!file.rows.contains(1001) && !file.rows.contains(0))
+        _ = try SentRows(directory: directory.url.path, run: 4, rows: nil)
+        let next = try #require(RowBitmapFile.read(path: directory.path(SentRows.fileName)))
+        #expect(next.run == 4 && next.rows.count == 0, "a new run starts from nothing sent")
     }
 
-    @Test func theSentMarkIsWrittenAheadOfTheRowsHandedOn() throws {
+    @Test func aCrashLostTheRowsItsRunSentThatHaveNoRecord() throws {
         let directory = try TemporaryDirectory()
-        #expect(SentMark.read(directory: directory.url.path) == nil)
-        let mark = try SentMark(directory: directory.url.path, step: 100)
-        #expect(SentMark.read(directory: directory.url.path) == 0)
-        mark.cover(1)
-        #expect(SentMark.read(directory: directory.url.path) == 101)
-        mark.cover(101)
-        #expect(SentMark.read(directory: directory.url.path) == 101, "no write while the mark covers the row")
-        mark.cover(150)
-        #expect(SentMark.read(directory: directory.url.path) == 250)
-        _ = try SentMark(directory: directory.url.path)
-        #expect(SentMark.read(directory: directory.url.path) == 0, "a new run starts from nothing sent")
+        let logPath = directory.path("results.jsonl.zst")
+        let log = try ResultLog(path: logPath)
+        for record in ResultLogTests.sampleRecords(100) where record.row != 50 { try log.append(record) }
+        for row in 101...110 { try log.append(ResultRecord(row: row, deviceToken: "tok\(row)", outcome: .aborted, reason: "Interrupted")) }
+        try log.close()
+        let resumed = try ResumedLog.load(logPath: logPath, deadTokensPath: directory.path("dead-tokens.csv"))
+        let sent = try SentRows(directory: directory.url.path, run: 2, rows: 200)
+        for row in 1...120 { sent.mark(row) }
+        let lost = CrashLoss.rows(directory: directory.url.path, run: 2, log: resumed, withheld: DoneRows())
+        var rows: [Int] = []
+        lost.forEach { rows.append($0) }
+        // Row 50 and rows 111...120; the aborted rows were recorded by the run that stopped.
+        #expect(rows == [50] + Array(111...120))
+        #expect(CrashLoss.rows(directory: directory.url.path, run: 3, log: resumed, withheld: DoneRows()).count == 0,
+                "another run's bits were counted by the resume after it")
+        var withheld = DoneRows()
+        withheld.insert(50)
+        #expect(CrashLoss.rows(directory: directory.url.path, run: 2, log: resumed, withheld: withheld).count == 10)
+        try CrashLoss.writeWithheld(lost, directory: directory.url.path)
+        #expect(CrashLoss.withheld(directory: directory.url.path).count == 11)
     }
 
     // MARK: continuing the log
@@ -133,9 +144,7 @@ import Testing
         var back: [ResultRecord] = []
         while let record = try reader.next() { back.append(record) }
         #expect(back == Array(records.prefix(150)), "the log keeps every finished row and no aborted one")
-        // Every row had a record (the run was stopped, not killed): nothing is resent after a crash.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10, sentThrough: nil) == 0)
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 200, inFlightLimit: 10, sentThrough: 4296) == 0)
+        #expect(resumed.aborted.count == 50, "sent again, but not as rows a crash lost")
     }
 
     @Test func aResumedLogCutsTheCutFrameOffAndAppendsValidFrames() throws {

@@ -124,29 +124,6 @@ import Testing
         #expect(members.count(notIn: done, aborted, through: 0) == 0)
     }
 
-    /// A sharded resume's estimate of rows resent after a crash counts the shard's rows only: the
-    /// other shards' rows below the crashed run's mark were never this shard's to send.
-    @Test func aShardsResentEstimateCountsOnlyItsOwnUnrecordedRows() throws {
-        let directory = try TemporaryDirectory()
-        var members = DoneRows()
-        for row in stride(from: 4, through: 1000, by: 4) { members.insert(row) }
-        let logPath = directory.path("results.jsonl.zst")
-        let log = try ResultLog(path: logPath, maxFrameBytes: 1 << 30)
-        for row in stride(from: 4, through: 400, by: 4) where row != 200 {
-            try log.append(ResultRecord(row: row, deviceToken: "tok\(row)", outcome: .rejected, reason: "BadDeviceToken"))
-        }
-        try log.close()
-        let resumed = try ResumedLog.load(logPath: logPath, deadTokensPath: directory.path("dead-tokens.csv"))
-        // Rows 200 and 404...600 of the shard; the other 3 in 4 rows below 600 are not its own.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 250, inFlightLimit: 7, sentThrough: 600,
-                                                 members: members) == 1 + 50)
-        // No mark: the gap, and past row 400 at most the in-flight limit and one frame's records.
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 250, inFlightLimit: 7, sentThrough: nil,
-                                                 members: members) == 1 + 7 + resumed.recordsInLastFrame)
-        #expect(CampaignDirectory.resentEstimate(resumed, expectedRows: 250, inFlightLimit: 1000, sentThrough: nil,
-                                                 members: members) == 1 + 150)
-    }
-
     /// The sharded prescan's fast path marks exactly the rows its libcsv pass marks (the reader's
     /// own parsing), over files with quoted fields, CRLF, blank lines, blanks around fields, wrong
     /// field counts and empty tokens; or it leaves the file to libcsv.
