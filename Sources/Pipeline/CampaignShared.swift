@@ -169,6 +169,22 @@ final class CampaignShared: Sendable {
              + "(said once per endpoint and cause)")
     }
 
+    /// A connection to the endpoint has had no answer for `seconds` (a TCP connect or a TLS
+    /// handshake still waiting: a firewall that drops, a port that accepts and says nothing). Said
+    /// once per endpoint, long before the timeout names it; the progress line shows it meanwhile.
+    func noteSlowConnect(endpointIndex: Int, seconds: Int, timeoutSeconds: Int) {
+        let failure = EndpointFailure(kind: "no answer yet", text: "no answer for \(seconds) s to the TCP connect or TLS handshake",
+                                      isConfigurationError: false)
+        let first = endpoints.withLock { health -> Bool in
+            guard health[endpointIndex].connectFailure == nil else { return false }
+            health[endpointIndex].connectFailure = failure
+            return health[endpointIndex].warned.insert(failure.kind).inserted
+        }
+        guard first, !control.isStopping else { return }
+        warn("warning: endpoint \(configuration.endpoints[endpointIndex]): \(failure.text); still waiting, "
+             + "up to \(timeoutSeconds) s (said once per endpoint)")
+    }
+
     /// The endpoints whose last connection failed before it was ready, with the failure; only those
     /// never ready in this run when `neverReady` (summary.json's `unreachable_endpoints`), or among
     /// `indices` alone (a credential group's endpoints).

@@ -228,7 +228,18 @@ final class ConnectionPool {
         slot.endpointLabel = endpoint.description
         connection.ownerTag = slots.firstIndex { $0 === slot } ?? -1
         connection.start()
+        // Silence is the one failure that takes a timeout to name (10 s): say it early.
+        let timeoutSeconds = Int(settings.connectTimeout.components.seconds)
+        _ = reactor.schedule(after: Self.slowConnect) { [weak self, weak slot, weak connection] in
+            guard let self, let slot, let connection, slot.connection === connection, !slot.isReady,
+                  connection.readyAt == nil, !closing else { return }
+            shared.noteSlowConnect(endpointIndex: slot.endpointIndex, seconds: Int(Self.slowConnect.components.seconds),
+                                   timeoutSeconds: timeoutSeconds)
+        }
     }
+
+    /// How long a new connection may go unanswered before the endpoint is named as silent.
+    static let slowConnect = Duration.seconds(3)
 
     /// The name did not resolve. The run stops when that is so on every endpoint (`CampaignShared`);
     /// until then, a wait and another lookup (DNS may come back).

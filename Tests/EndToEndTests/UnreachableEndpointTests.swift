@@ -58,6 +58,40 @@ import Testing
         try CampaignRun(result: .init(status: 2, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 200)
     }
 
+    /// A port that takes the TCP connection and never says a word (the kernel completes the
+    /// handshake for a socket that listens and never accepts): no failure comes for the 10 s of the
+    /// handshake timeout, so the silence itself is named within seconds.
+    @Test func aSilentEndpointIsNamedOnStderrWithinSecondsNotAtTheTimeout() throws {
+        let rig = try Rig(rows: 50)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let out = rig.scratch.path("out-silent")
+        let started = Date()
+        let process = try SendStreamTests.start(Self.arguments(rig, endpoints: ["127.0.0.1:\(port)"], out: out), out: out)
+        defer { SendStreamTests.finish(process, within: 0) }
+        let warning = "warning: endpoint 127.0.0.1:\(port): no answer for 3 s to the TCP connect or TLS handshake; still waiting"
+        let named = Self.stderr(of: out, within: 8) { $0.contains(warning) }
+        // Clock: the wall clock from the start; slack: 5 s past the 3 s warning (the alternative is the 10 s timeout).
+        #expect(named.contains(warning), "named before the 10 s timeout: \(named)")
+        #expect(Date().timeIntervalSince(started) < TestTime.seconds(8))
+        kill(process.processIdentifier, SIGTERM)
+        #expect(SendStreamTests.finish(process, within: 30))
+        #expect(process.terminationStatus == 2)
+        try CampaignRun(result: .init(status: 2, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 50)
+    }
+
     @Test func aRunThatGivesUpSaysWhyOnStderrNamingTheEndpointAndTheCause() throws {
         let rig = try Rig(rows: 200)
         let port = try SendCampaignTests.closedLoopbackPort()
