@@ -34,4 +34,8 @@ static inline int apnsbulk_schedule_as_batch(void) {
 static inline void apnsbulk_set_bit(uint64_t *words, uint64_t bit) {
     __atomic_fetch_or(&words[bit >> 6], (uint64_t)1 << (bit & 63), __ATOMIC_RELAXED);
 }
+/* Clears bit `bit` (a row held back after its answer: its resend would duplicate nothing). */
+static inline void apnsbulk_clear_bit(uint64_t *words, uint64_t bit) {
+    __atomic_fetch_and(&words[bit >> 6], ~((uint64_t)1 << (bit & 63)), __ATOMIC_RELAXED);
+}
 #endif

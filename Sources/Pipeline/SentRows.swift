@@ -78,6 +78,14 @@ final class SentRows: @unchecked Sendable {
         apnsbulk_set_bit(words, UInt64(truncatingIfNeeded: row))
     }
 
+    /// Unmarks `row`: answered, but held back without a record (a BadDeviceToken before its group's
+    /// environment is proven). APNs delivered nothing for it, so a crash's resend of it duplicates
+    /// nothing: it is no row a crash lost (not counted, not withheld by `--no-resend-lost`).
+    @inline(__always)
+    func unmark(_ row: Int) {
+        apnsbulk_clear_bit(words, UInt64(truncatingIfNeeded: row))
+    }
+
     /// Called by the reader with a batch's last row number before the batch's rows are handed on:
     /// false when the file cannot grow to cover it (a full disk): the run must stop, the rows unsent.
     @inline(__always)

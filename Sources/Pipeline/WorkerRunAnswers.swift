@@ -99,12 +99,14 @@ extension Worker {
     func holdUnproven(_ job: consuming Job, answer: Response, response: H2Response, latency: Double,
                       connection: ClientConnection) {
         let proof = group.environmentProof
+        let row = job.row
         let held = record(of: job, .badToken, token: Array(job.takeDeviceToken())[...], answer: answer,
                           response: response, latency: latency, connection: connection)
         recycle(job)
         switch proof.hold(held) {
         case .held:
-            break
+            // Exempt from the crash window: after a kill it is sent again, neither counted nor withheld.
+            shared.sentRows?.unmark(row)
         case .record(let record):
             if proof.isProven { environmentProven = true }
             finish(record)

@@ -60,6 +60,33 @@ import Testing
                 "every token answered BadDeviceToken in production is delivered: \(answered.subtracting(delivered).count) are not")
     }
 
+    /// Rows held back (answered BadDeviceToken, the environment unproven) when a kill comes have no
+    /// record, and APNs delivered nothing for them: the crash did not lose a delivery, so the resume
+    /// sends them again even under `--no-resend-lost`, and does not count them as resent.
+    @Test func heldRowsAKillCaughtAreSentAgainEvenUnderNoResendLost() throws {
+        let rig = try Rig(rows: 60)
+        let production = try rig.mock(["--respond-file", try Self.badDeviceTokens(rig, try Self.tokens(rig))])
+        let out = rig.scratch.path("out")
+        // 20 rows a second: about 30 answered and held when the kill comes 1.5 s in.
+        _ = try CrashWindowTests.sendKilled(rig, production, out: out, after: 1.5, extra: ["--rate", "20"])
+        production.stop()
+        let held = Set(try production.records().compactMap { $0["device_token"] as? String })
+        try #require(held.count >= 10, "rows were answered before the kill: \(held.count)")
+
+        let sandbox = try rig.mock(["--environment", "sandbox"])
+        let resumed = try SendResumeTests.send(rig, sandbox, input: rig.csv, out: out,
+                                               ["--resume", "--no-resend-lost", "--environment", "sandbox"])
+        sandbox.stop()
+        try resumed.checkEveryRowExactlyOnce(rows: 60)
+        let records = try resumed.records
+        let withheld = records.filter { $0["reason"] as? String == "LostInCrash" }.compactMap { $0["device_token"] as? String }
+        #expect(Set(withheld).isDisjoint(with: held), "held rows withheld as LostInCrash: \(withheld.count)")
+        let delivered = Set(records.filter { $0["outcome"] as? String == "delivered" }.compactMap { $0["device_token"] as? String })
+        #expect(held.isSubset(of: delivered), "every held row is sent again and delivered")
+        #expect(try resumed.summary["resent_after_crash"] as? Int ?? -1 <= 2, "at most the rows in flight at the kill")
+        #expect(try resumed.deadTokens.isEmpty)
+    }
+
     /// A healthy run's truly bad tokens are still listed, those answered before the first 200 too
     /// (held, then released by it), and nothing else is.
     @Test func aHealthyRunListsExactlyItsBadTokensThoseBeforeTheFirstDeliveryIncluded() throws {
