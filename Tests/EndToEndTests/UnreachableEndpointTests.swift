@@ -63,20 +63,8 @@ import Testing
     /// handshake timeout, so the silence itself is named within seconds.
     @Test func aSilentEndpointIsNamedOnStderrWithinSecondsNotAtTheTimeout() throws {
         let rig = try Rig(rows: 50)
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(listener >= 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(listener, pointer, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try SendDryRunTests.SilentListener()
+        let port = listener.port
         let out = rig.scratch.path("out-silent")
         let started = Date()
         let process = try SendStreamTests.start(Self.arguments(rig, endpoints: ["127.0.0.1:\(port)"], out: out), out: out)
@@ -90,6 +78,7 @@ import Testing
         #expect(SendStreamTests.finish(process, within: 30))
         #expect(process.terminationStatus == 2)
         try CampaignRun(result: .init(status: 2, stdout: "", stderr: ""), outDirectory: out).checkEveryRowExactlyOnce(rows: 50)
+        withExtendedLifetime(listener) {}
     }
 
     @Test func aRunThatGivesUpSaysWhyOnStderrNamingTheEndpointAndTheCause() throws {
