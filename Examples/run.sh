@@ -4,14 +4,14 @@
 #
 # The dependency is a throwaway repository at .build/example-origin/apns-bulk: the working
 # tree's files (tracked and new, not ignored; Examples/ left out) committed and tagged with the
-# version Sources/Pipeline/Version.swift declares (what `apns-bulk --version` prints). The commit's author and date are fixed, so an unchanged tree
+# version Sources/Pipeline/Campaign/Version.swift declares (what `apns-bulk --version` prints). The commit's author and date are fixed, so an unchanged tree
 # gives the same commit and SwiftPM resolves and rebuilds nothing.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SWIFT=${SWIFT:-swift}
 EXAMPLE=$ROOT/Examples/EmbeddedCampaign
 ORIGIN=$ROOT/.build/example-origin/apns-bulk
-VERSION=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' "$ROOT/Sources/Pipeline/Version.swift")
+VERSION=$(sed -n 's/.*static let current = "\(.*\)"/\1/p' "$ROOT/Sources/Pipeline/Campaign/Version.swift")
 
 rm -rf "$ORIGIN"
 mkdir -p "$ORIGIN"

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/JobFile.swift
+../../../Sources/apns-bulk/JobFile/JobFile.swift

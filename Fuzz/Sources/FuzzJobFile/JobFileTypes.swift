@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/JobFileTypes.swift
+../../../Sources/apns-bulk/JobFile/JobFileTypes.swift

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLReader.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLReader.swift

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLScanner+BareValues.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLScanner+BareValues.swift

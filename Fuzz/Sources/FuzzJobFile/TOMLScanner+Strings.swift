@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLScanner+Strings.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLScanner+Strings.swift

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLScanner.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLScanner.swift

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLTableBuilder.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLTableBuilder.swift

@@ -1,1 +1,1 @@
-../../../Sources/apns-bulk/TOMLValue.swift
+../../../Sources/apns-bulk/JobFile/TOML/TOMLValue.swift
