@@ -56,7 +56,8 @@ let package = Package(
         // The command's own code (the job file and its TOML reader), through `@testable import`.
         .testTarget(name: "CommandTests", dependencies: ["apns-bulk"]),
         // Runs the built binary (`swift build` first): it imports none of the modules.
-        .testTarget(name: "EndToEndTests"),
+        // Golden/ holds the golden test's input and expected files, read from the source tree.
+        .testTarget(name: "EndToEndTests", exclude: ["Golden"]),
     ],
     swiftLanguageModes: [.v6]
 )
