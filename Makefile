@@ -215,7 +215,7 @@ fuzz: fuzz-build
 # normal build's). Fuzz/lsan-suppressions.txt and Fuzz/tsan-suppressions.txt say why each
 # suppressed report is not a bug of ours.
 # Everything runs several times slower there: APNS_BULK_TEST_TIME_SCALE stretches the tests' time
-# limits (a signal ends a run within a second, a hang guard) by these factors (Tests/*/TestTime.swift).
+# limits (a signal ends a run within a second, a hang guard) by these factors (Tests/TestSupport/TestTime.swift).
 ASAN_TIME_SCALE ?= 3
 TSAN_TIME_SCALE ?= 5
 ASAN_TEST = SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="suppressions=$(CURDIR)/Fuzz/lsan-suppressions.txt" \

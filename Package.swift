@@ -48,16 +48,20 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV", "CLinux"]),
-        .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL"]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "CNGHTTP2", "COpenSSL"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "MockAPNs"]),
-        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs"]),
+        // What the test targets share: starting processes, temporary directories, keys and certificates
+        // made with the openssl tool, loopback ports, the zstd CLI, Pushgateway, test time. Foundation only,
+        // so EndToEndTests still imports none of the package's modules.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CLibrariesTests", dependencies: ["CNGHTTP2", "COpenSSL", "CZstd", "CCSV", "CLinux", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "CNGHTTP2", "COpenSSL", "TestSupport"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "APNs", "Transport", "MockAPNs", "TestSupport"]),
+        .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs", "TestSupport"]),
         // The command's own code (the job file and its TOML reader), through `@testable import`.
-        .testTarget(name: "CommandTests", dependencies: ["apns-bulk"]),
-        // Runs the built binary (`swift build` first): it imports none of the modules.
+        .testTarget(name: "CommandTests", dependencies: ["apns-bulk", "TestSupport"]),
+        // Runs the built binary (`swift build` first): it imports none of the package's modules.
         // Golden/ holds the golden test's input and expected files, read from the source tree.
-        .testTarget(name: "EndToEndTests", exclude: ["Golden"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"], exclude: ["Golden"]),
     ],
     swiftLanguageModes: [.v6]
 )

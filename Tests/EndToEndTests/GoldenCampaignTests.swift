@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Pins what `send` writes for one fixed campaign: every outcome, reason, attempt count and dead token of
 /// Golden/campaign.csv against the mock's scripted answers (Golden/respond.csv, Golden/unregistered.csv),
@@ -11,7 +12,7 @@ import Testing
     static let rows = 45
 
     @Test func aFixedCampaignWritesTheGoldenResultsDeadTokensAndSummary() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let key = try scratch.signingKey()
         let mock = try MockServerProcess(scratch: scratch, keyFile: key, extra: [
             "--respond-file", Self.file("respond.csv"), "--unregistered-file", Self.file("unregistered.csv"),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `send --metrics-out` and `--pushgateway` against the real mock server, checked with Debian's
 /// real `promtool`; the sample alert rules too.
@@ -7,8 +8,7 @@ import Testing
     typealias Rig = SendCampaignTests.Rig
     static let promtool = "/usr/bin/promtool"
     /// The repository: the alert rules live in jobs/prometheus/.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = SourceTree.root().path
 
     @Test func textfilePassesPromtoolAndItsCountsEqualTheSummary() throws {
         let rig = try Rig(rows: 2000, invalidRate: 0.02, unregisteredRate: 0.03)
@@ -51,23 +51,18 @@ import Testing
 
     @Test func pushgatewayGetsTheSeriesDuringAndAtTheEndUnderTheGivenJobAndInstance() throws {
         let rig = try Rig(rows: 1000, unregisteredRate: 0.03)
-        let gateway = try PushgatewayServer(scratch: rig.scratch)
+        let gateway = try Pushgateway(directory: rig.scratch)
         defer { gateway.stop() }
         let mock = try rig.mock(["--latency-ms", "100"])
         defer { mock.stop() }
         let out = rig.scratch.path("out-pushed")
-        let process = Process()
-        process.executableURL = Binary.url
-        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+        let process = try Binary.start(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
             + ["--max-streams", "20", "--pushgateway", gateway.url, "--metrics-job", "nightly_push",
-               "--metrics-instance", "host-1", "--metrics-interval", "1"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+               "--metrics-instance", "host-1", "--metrics-interval", "1"])
         let group = ["job": "nightly_push", "instance": "host-1"]
         var pushedWhileRunning = false
         while process.isRunning {
-            if let text = try? gateway.get("/metrics"), PushgatewayServer.value(in: text, "apns_bulk_running", group) == 1 {
+            if let text = try? gateway.get("/metrics"), Pushgateway.value(in: text, "apns_bulk_running", group) == 1 {
                 pushedWhileRunning = true
             }
             Thread.sleep(forTimeInterval: 0.2)
@@ -81,17 +76,17 @@ import Testing
         let summary = try run.summary
         for outcome in CampaignRun.outcomes {
             let labels = group.merging(["outcome": outcome]) { $1 }
-            #expect(PushgatewayServer.value(in: text, "apns_bulk_row_outcomes_total", labels) == Double(summary[outcome] as? Int ?? -1))
+            #expect(Pushgateway.value(in: text, "apns_bulk_row_outcomes_total", labels) == Double(summary[outcome] as? Int ?? -1))
         }
-        #expect(PushgatewayServer.value(in: text, "apns_bulk_exit_status", group) == 0)
-        #expect(PushgatewayServer.value(in: text, "apns_bulk_rows_recorded_total", group) == 1000)
+        #expect(Pushgateway.value(in: text, "apns_bulk_exit_status", group) == 0)
+        #expect(Pushgateway.value(in: text, "apns_bulk_rows_recorded_total", group) == 1000)
         #expect(!text.contains("shard=\""), "no shard label for a run that is not a shard")
     }
 
     @Test func pushgatewayThatIsDownOnlyWarnsOnceAndChangesNoOutcome() throws {
         let rig = try Rig(rows: 800, invalidRate: 0.02, unregisteredRate: 0.03)
         let mock = try rig.mock(["--latency-ms", "100"])
-        let run = try rig.send(mock, ["--pushgateway", "http://127.0.0.1:\(try Self.freePort())", "--metrics-interval", "1",
+        let run = try rig.send(mock, ["--pushgateway", "http://127.0.0.1:\(try LoopbackPort.free())", "--metrics-interval", "1",
                                       "--max-streams", "20"])
         mock.stop()
         #expect(run.result.status == 0, "\(run.result.stderr)")
@@ -111,13 +106,8 @@ import Testing
         defer { mock.stop() }
         let prom = rig.scratch.path("during.prom")
         let out = rig.scratch.path("out-during")
-        let process = Process()
-        process.executableURL = Binary.url
-        process.arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
-            + ["--max-streams", "20", "--metrics-out", prom, "--metrics-interval", "1"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Binary.start(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
+            + ["--max-streams", "20", "--metrics-out", prom, "--metrics-interval", "1"])
         var seenWhileRunning: [Double] = []
         while process.isRunning {
             // Renamed into place whole: every read is a complete exposition.
@@ -170,20 +160,5 @@ import Testing
             return Double(line.dropFirst(series.count + 1))
         }
         return nil
-    }
-
-    /// A loopback port nothing listens on now.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

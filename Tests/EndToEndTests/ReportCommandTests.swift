@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct ReportCommandTests {
     func line(_ row: Int, _ token: String, _ outcome: String, status: Int, reason: String?, at: Int64?) -> String {
@@ -10,29 +11,21 @@ import Testing
     }
 
     /// A log of two zstd frames made with the zstd CLI, optionally cut in the middle of the second.
-    func writeLog(_ directory: URL, _ name: String, frames: [String], cutLast: Bool) throws -> String {
+    func writeLog(_ directory: TemporaryDirectory, _ name: String, frames: [String], cutLast: Bool) throws -> String {
         var bytes = Data()
         for (index, text) in frames.enumerated() {
-            let plain = directory.appendingPathComponent("\(name).\(index)")
-            try Data(text.utf8).write(to: plain)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["zstd", "-q", "-f", plain.path, "-o", plain.path + ".zst"]
-            try process.run()
-            process.waitUntilExit()
-            var frame = try Data(contentsOf: URL(fileURLWithPath: plain.path + ".zst"))
+            let plain = try directory.write("\(name).\(index)", text)
+            var frame = try Data(contentsOf: URL(fileURLWithPath: try ZstdCLI.compress(plain)))
             if cutLast && index == frames.count - 1 { frame = frame.prefix(frame.count / 2) }
             bytes += frame
         }
-        let path = directory.appendingPathComponent(name).path
+        let path = directory.path(name)
         try bytes.write(to: URL(fileURLWithPath: path))
         return path
     }
 
     @Test func reportMergesCountsAndDeadTokensOverTwoLogs() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
 
         let first = try writeLog(directory, "a.jsonl.zst", frames: [
             line(1, "aaa", "delivered", status: 200, reason: nil, at: nil)
@@ -48,7 +41,7 @@ import Testing
                 + line(3, "ccc", "bad_token", status: 400, reason: "DeviceTokenNotForTopic", at: nil),
             lost,
         ], cutLast: true)
-        let dead = directory.appendingPathComponent("dead.csv").path
+        let dead = directory.path("dead.csv")
 
         let text = try Binary.run(["report", first, second, "--dead-tokens", dead])
         #expect(text.status == 0, "\(text.stderr)")
@@ -79,9 +72,7 @@ import Testing
     }
 
     @Test func reportCountsTheCompleteLinesOfACutLastFrameAsZstdDecodesThem() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-cut-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         var big = ""
         for row in 4...7_800 {
             big += row % 10 == 0 ? line(row, "dead\(row)", "unregistered", status: 410, reason: "Unregistered", at: 1_795_426_299_000)
@@ -94,7 +85,7 @@ import Testing
         let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
         let firstFrame = try writeLog(directory, "first.jsonl.zst", frames: [first], cutLast: false)
         let firstSize = try Data(contentsOf: URL(fileURLWithPath: firstFrame)).count
-        let cut = directory.appendingPathComponent("cut.jsonl.zst").path
+        let cut = directory.path("cut.jsonl.zst")
         try bytes.prefix(firstSize + (bytes.count - firstSize) * 7 / 10).write(to: URL(fileURLWithPath: cut))
 
         // What the zstd tool still decodes: its complete lines are the records a user can see.
@@ -128,9 +119,7 @@ import Testing
     /// Shards' logs never share a row number: one met twice (the same log given twice, shards of
     /// another N or campaign) is a warning naming the row and the log, and a count in --json.
     @Test func aRowNumberInTwoLogsIsWarnedAboutAndCounted() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("report-repeat-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = try TemporaryDirectory()
         let shard0 = try writeLog(directory, "shard-0.jsonl.zst", frames: [
             line(1, "aaa", "delivered", status: 200, reason: nil, at: nil) + line(4, "ddd", "delivered", status: 200, reason: nil, at: nil),
         ], cutLast: false)

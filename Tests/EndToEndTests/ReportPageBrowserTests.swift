@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// report.html in a real browser (Debian's Chromium, headless, no network): what it shows matches
 /// summary.json, it raises no error, every chart renders, input is shown as text, and shards,
@@ -165,7 +166,7 @@ import Testing
     }
 
     @Test func aDryRunWritesAPageThatSaysNothingWasSent() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         let csv = scratch.path("campaign.csv"), out = scratch.path("dry")
         #expect(try Binary.run(["gen", "--rows", "200", "--out", csv, "--invalid-rate", "0.05", "--seed", "3"]).status == 0)
         let result = try Binary.run(["send", "--dry-run", "--input", csv, "--topic", MockServerProcess.topic, "--endpoint", "mock",

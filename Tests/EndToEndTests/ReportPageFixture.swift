@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The campaigns and pages the browser tests look at, made once and rendered in one headless
 /// Chromium (few, short browser runs): a run with faults and a hostile input file name, three
@@ -28,11 +29,10 @@ final class ReportPageFixture: @unchecked Sendable {
 
     static let shared = Result { try ReportPageFixture() }
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = SourceTree.root()
     static let hostileName = "<img src=x onerror=alert(1)>.csv"
 
-    let scratch: Scratch
+    let scratch: TemporaryDirectory
     let run: Page, shards: Page, compare: Page, noSidecar: Page, resumed: Page
     /// The runs behind the pages, for the accounting checks.
     let campaigns: [(CampaignRun, rows: Int)]
@@ -42,7 +42,7 @@ final class ReportPageFixture: @unchecked Sendable {
     let compareUsage: Binary.Result
 
     private init() throws {
-        let scratch = try Scratch()
+        let scratch = try TemporaryDirectory()
         self.scratch = scratch
         let csv = scratch.path(Self.hostileName), unregistered = scratch.path("unregistered.txt")
         let gen = try Binary.run(["gen", "--rows", "3000", "--out", csv, "--invalid-rate", "0.02", "--unregistered-rate", "0.03",
@@ -97,12 +97,7 @@ final class ReportPageFixture: @unchecked Sendable {
 
     /// Starts `send`, kills it with SIGKILL about 1.2 s after it began sending, and waits for it.
     private static func sendKilled(_ arguments: [String], out: String) throws {
-        let process = Process()
-        process.executableURL = Binary.url
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Binary.start(arguments)
         let deadline = Date().addingTimeInterval(30)
         let mark = out + "/sent-rows"
         while process.isRunning && Date() < deadline && !FileManager.default.fileExists(atPath: mark) {
@@ -114,7 +109,7 @@ final class ReportPageFixture: @unchecked Sendable {
     }
 
     /// Every page in one Chromium, with no network: the DOM, errors and screenshot of each.
-    private static func render(_ pages: [String], scratch: Scratch) throws -> [String: Any] {
+    private static func render(_ pages: [String], scratch: TemporaryDirectory) throws -> [String: Any] {
         let script = root.appendingPathComponent("tools/render_page.py").path
         let pairs = pages.enumerated().map { "\($1)=" + scratch.path("shot\($0).png") }
         let result = try Command.run("/usr/bin/unshare", ["-n", "python3", script] + pairs)

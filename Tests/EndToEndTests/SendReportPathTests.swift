@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `send` names every file it writes for the operator, report.html included: in its summary on
 /// stdout and in `send --help`.

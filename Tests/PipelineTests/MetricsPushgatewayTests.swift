@@ -1,13 +1,14 @@
 import Foundation
 import MockAPNs
 import Testing
+import TestSupport
 @testable import Pipeline
 
 /// Campaigns against the real mock server pushing to Debian's real Pushgateway.
 @Suite(.serialized) struct MetricsPushgatewayTests {
     @Test func pushgatewayServesTheFinalSeriesUnderJobInstanceAndShard() throws {
         let directory = try TemporaryDirectory()
-        let gateway = try PushgatewayProcess(directory: directory)
+        let gateway = try Pushgateway(directory: directory)
         defer { gateway.stop() }
         let mocks = try MockEndpoints([MockAPNsConfiguration()])
         let run = try InProcessCampaign.run(rows: 300, mocks: mocks) { configuration in
@@ -21,7 +22,7 @@ import Testing
         let summary = run.result.summary
         let served = try gateway.get("/metrics")
         func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
-            PushgatewayProcess.value(in: served, name, group.merging(labels) { $1 })
+            Pushgateway.value(in: served, name, group.merging(labels) { $1 })
         }
         for outcome in Outcome.allCases {
             #expect(value("apns_bulk_row_outcomes_total", ["outcome": outcome.rawValue]) == Double(summary.counts[outcome]))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Pipeline
 
 /// The page and its data, without a browser: bins keep every count, a ten-hour campaign's page

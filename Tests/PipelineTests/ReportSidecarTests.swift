@@ -1,6 +1,7 @@
 import Foundation
 import MockAPNs
 import Testing
+import TestSupport
 import ZstdFile
 @testable import Pipeline
 
@@ -110,7 +111,7 @@ import ZstdFile
         let after = try #require(TimelineFile.read(path: path))
         let kinds = after.lines.compactMap { line -> String? in if case .event(let event) = line { event.kind } else { nil } }
         #expect(kinds == ["start", "start", "end"], "the first run's lines, then the resumed run's")
-        #expect(try runTool(["zstd", "-t", "-q", path]).status == 0, "the file is whole zstd again")
+        #expect(try Command.tool("zstd", ["-t", "-q", path]).status == 0, "the file is whole zstd again")
     }
 
     @Test func aSecondReadsBackAsWritten() {

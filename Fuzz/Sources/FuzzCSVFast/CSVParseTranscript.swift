@@ -1,1 +1,1 @@
-../../../Tests/PipelineTests/CSVParseTranscript.swift
+../../../Tests/PipelineTests/Input/CSVParseTranscript.swift

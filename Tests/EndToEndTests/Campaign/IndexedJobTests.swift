@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// jobs/kubernetes/indexed-job.yaml and report-job.yaml: valid Kubernetes objects, and their
+/// commands run as the pods would run them (3 shard processes side by side, each with its
+/// JOB_COMPLETION_INDEX, against one mock APNs on loopback), then the report step over the logs.
+@Suite(.serialized) struct IndexedJobTests {
+    static let shards = 3
+
+    @Test func theIndexedJobAndTheReportJobAreValidKubernetesObjectsThatFitEachOther() throws {
+        let docs = try KubernetesManifests.load(["indexed-job.yaml", "report-job.yaml", "cronjob.yaml"])
+        let value = KubernetesManifests.value
+        let job = try #require(docs.first { $0.file == "indexed-job.yaml" && $0.doc["kind"] as? String == "Job" }?.doc)
+        let spec = try #require(job["spec"] as? [String: Any])
+        #expect(spec["completionMode"] as? String == "Indexed")
+        #expect(spec["completions"] as? Int == Self.shards && spec["parallelism"] as? Int == Self.shards)
+        #expect((spec["backoffLimitPerIndex"] as? Int ?? 0) >= 1, "a crashed shard is retried (and resumes)")
+        let pod = try #require(value(spec, "template", "spec") as? [String: Any])
+        #expect(pod["restartPolicy"] as? String == "Never")
+        let container = try #require(value(pod, "containers", 0) as? [String: Any])
+        let args = try #require(container["args"] as? [String])
+        #expect(args.first == "send")
+        #expect(Self.flag("--shard", in: args) == "$(JOB_COMPLETION_INDEX)/\(Self.shards)")
+        #expect(Self.flag("--out", in: args)?.contains("$(JOB_COMPLETION_INDEX)") == true, "an --out per shard")
+        #expect(args.contains("--resume"), "a pod that replaces a crashed one continues its shard")
+        let limit = try #require(value(container, "resources", "limits", "memory") as? String)
+        let request = try #require(value(container, "resources", "requests", "memory") as? String)
+        #expect(Self.mebibytes(request) >= 64 && Self.mebibytes(limit) >= Self.mebibytes(request) && Self.mebibytes(limit) <= 256)
+        let volumes = try #require(pod["volumes"] as? [[String: Any]])
+        #expect(volumes.contains { value($0, "persistentVolumeClaim", "claimName") != nil }, "a shared volume")
+        #expect(volumes.contains { value($0, "secret", "secretName") != nil }, "credentials from a Secret")
+        let configMapName = try #require(volumes.compactMap { value($0, "configMap", "name") as? String }.first)
+        #expect(docs.contains { $0.doc["kind"] as? String == "ConfigMap" && value($0.doc, "metadata", "name") as? String == configMapName })
+
+        // The report step reads every shard's log once, where the shards write them.
+        let report = try #require(docs.first { $0.file == "report-job.yaml" }?.doc)
+        let reportArgs = try #require(value(report, "spec", "template", "spec", "containers", 0, "args") as? [String])
+        #expect(reportArgs.first == "report")
+        let out = try #require(Self.flag("--out", in: args))
+        let logs = (0..<Self.shards).map { out.replacingOccurrences(of: "$(JOB_COMPLETION_INDEX)", with: "\($0)") + "/results.jsonl.zst" }
+        #expect(Array(reportArgs.dropFirst().prefix(Self.shards)) == logs)
+        #expect(Self.flag("--dead-tokens", in: reportArgs) != nil)
+    }
+
+    /// The pods' command lines, expanded as the kubelet would, run side by side: the shards'
+    /// logs hold every campaign row once between them, copies of a token (one in upper case) went
+    /// to one shard, and the report step totals exactly the campaign and merges the dead tokens.
+    @Test func threeShardPodsSendTheCampaignOnceAndTheReportStepTotalsIt() throws {
+        let scratch = try TemporaryDirectory()
+        let docs = try KubernetesManifests.load(["indexed-job.yaml", "report-job.yaml"])
+        let value = KubernetesManifests.value
+        let job = try #require(docs.first { $0.doc["kind"] as? String == "Job" && $0.file == "indexed-job.yaml" }?.doc)
+        let args = try #require(value(job, "spec", "template", "spec", "containers", 0, "args") as? [String])
+        let toml = try #require(docs.compactMap { value($0.doc, "data", "campaign.toml") as? String }.first)
+        let reportArgs = try #require(value(docs.first { $0.file == "report-job.yaml" }?.doc, "spec", "template", "spec",
+                                            "containers", 0, "args") as? [String])
+
+        // The container's paths, on the test's scratch directory: the volume at /data, the
+        // Secret's key and the ConfigMap's job file under /etc/apns-bulk.
+        let root = scratch.path("pod")
+        func rewrite(_ text: String) -> String {
+            text.replacingOccurrences(of: "/data/", with: root + "/data/")
+                .replacingOccurrences(of: "/etc/apns-bulk/", with: root + "/etc/apns-bulk/")
+        }
+        for directory in ["data", "etc/apns-bulk/keys"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + directory, withIntermediateDirectories: true)
+        }
+        let key = try scratch.signingKey()
+        try FileManager.default.copyItem(atPath: key, toPath: root + "/etc/apns-bulk/keys/AuthKey.p8")
+        let (csv, rows, pairs, unregistered, deadRows) = Self.campaign()
+        try Data(csv.utf8).write(to: URL(fileURLWithPath: root + "/data/campaign.csv"))
+        try #require(try Command.run("/usr/bin/zstd", ["-q", root + "/data/campaign.csv", "-o", root + "/data/campaign.csv.zst"]).status == 0)
+        let unregisteredFile = try scratch.write("unregistered.txt", unregistered.joined(separator: "\n") + "\n")
+        let keyID = try #require(Self.tomlString("key-id", in: toml)), teamID = try #require(Self.tomlString("team-id", in: toml))
+        let mock = try MockServerProcess(scratch: scratch, keyFile: key, extra: ["--unregistered-file", unregisteredFile],
+                                         authentication: ["--verify-key-file", key, "--key-id", keyID, "--team-id", teamID])
+        defer { mock.stop() }
+        // The ConfigMap's job file, sending to the mock instead of production.
+        let jobFile = rewrite(toml).replacingOccurrences(of: "endpoint = \"production\"",
+                                                         with: "endpoint = \"\(mock.endpoint)\"\nca-file = \"\(mock.caFile)\"")
+        try #require(jobFile.contains(mock.endpoint))
+        try Data(jobFile.utf8).write(to: URL(fileURLWithPath: root + "/etc/apns-bulk/campaign.toml"))
+
+        let command = KubernetesManifests.shellCommand(executable: Binary.url.path, args: args, rewrite: rewrite)
+        let pods = try (0..<Self.shards).map { try Self.startPod(command, index: $0, scratch: scratch) }
+        for (index, pod) in pods.enumerated() {
+            pod.waitUntilExit()
+            let stderr = (try? String(contentsOfFile: scratch.path("pod-\(index).stderr"), encoding: .utf8)) ?? ""
+            #expect(pod.terminationStatus == 0, "pod \(index): \(stderr)")
+        }
+
+        var shardOfRow: [Int: Int] = [:]
+        var tokenOfRow: [Int: String] = [:]
+        var duplicateOf: [Int: Int] = [:]
+        var deadLines = Set<String>()
+        for index in 0..<Self.shards {
+            let run = CampaignRun(result: Binary.Result(status: 0, stdout: "", stderr: ""),
+                                  outDirectory: root + "/data/out/shard-\(index)")
+            let records = try run.records
+            let summary = try run.summary
+            #expect(summary["shard"] as? String == "\(index)/\(Self.shards)")
+            #expect(summary["rows"] as? Int == records.count, "a shard's summary counts its own rows")
+            #expect(CampaignRun.outcomes.reduce(0) { $0 + (summary[$1] as? Int ?? 0) } == records.count)
+            #expect(records.count > rows / 6, "FNV-1a spreads the rows over the shards")
+            for record in records {
+                let row = try #require(record["row"] as? Int)
+                #expect(shardOfRow.updateValue(index, forKey: row) == nil, "row \(row) in two shards' logs")
+                tokenOfRow[row] = record["device_token"] as? String
+                if record["reason"] as? String == "DuplicateToken" { duplicateOf[row] = record["duplicate_of"] as? Int }
+            }
+            deadLines.formUnion(try run.deadTokens.map { $0.joined(separator: ",") })
+        }
+        #expect(Set(shardOfRow.keys) == Set(1...rows), "the shards' logs hold every campaign row once")
+        for (lower, upper) in pairs {
+            #expect(shardOfRow[lower] != nil && shardOfRow[lower] == shardOfRow[upper], "rows \(lower) and \(upper), one token")
+            #expect(tokenOfRow[upper] == tokenOfRow[lower]?.uppercased(), "the record keeps the token as given")
+            #expect(duplicateOf[upper] == lower, "row \(upper) is rejected DuplicateToken naming row \(lower)")
+        }
+
+        // The report step over the three logs.
+        let reportCommand = KubernetesManifests.shellCommand(executable: Binary.url.path, args: reportArgs, rewrite: rewrite)
+        let report = try Command.run("/bin/sh", ["-c", reportCommand])
+        #expect(report.status == 0, "\(report.stderr)")
+        let total = try #require(report.stdout.split(separator: "\n").first { $0.hasPrefix("total: ") })
+        #expect(total.hasPrefix("total: rows \(rows) "), "\(total)")
+        #expect(!report.stderr.contains("warning"), "\(report.stderr)")
+        let mergedPath = rewrite(try #require(Self.flag("--dead-tokens", in: reportArgs)))
+        let merged = try String(contentsOfFile: mergedPath, encoding: .utf8).split(separator: "\n").dropFirst().map(String.init)
+        #expect(Set(merged) == deadLines && merged.count == deadLines.count, "the merged list is the shards' lists")
+        #expect(deadLines.count == deadRows, "each unregistered row once: its copies are duplicates")
+
+        // A pod restarted after its shard finished: the same command says so and exits 0.
+        let again = try Command.run("/bin/sh", ["-c", command], environment: Self.podEnvironment(index: 1))
+        #expect(again.status == 0 && again.stdout.contains("already finished"), "\(again.stderr)")
+    }
+
+    /// 900 rows: tokens, some listed again in upper case (`pairs`: lower row, upper row), every
+    /// 30th unregistered at the mock, and rows with nothing to hash (an empty token, a wrong field
+    /// count, a bad token).
+    static func campaign() -> (csv: String, rows: Int, pairs: [(Int, Int)], unregistered: [String], deadRows: Int) {
+        var lines = ["device_token,payload"]
+        var pairs: [(Int, Int)] = []
+        var unregistered: [String] = []
+        var deadRows = 0
+        func token(_ seed: Int) -> String {
+            var state = UInt64(seed) &* 0x9E37_79B9_7F4A_7C15
+            return (0..<4).map { _ -> String in
+                state = (state ^ (state >> 31)) &* 0xBF58_476D_1CE4_E5B9
+                let hex = String(state, radix: 16)
+                return String(repeating: "0", count: 16 - hex.count) + hex
+            }.joined()
+        }
+        let payload = #""{""aps"":{""alert"":""hi""}}""#
+        for seed in 1...880 {
+            let value = token(seed)
+            lines.append(value + "," + payload)
+            if seed % 30 == 0 {
+                unregistered.append(value)
+                deadRows += 1
+            }
+            if seed % 40 == 0 {
+                lines.append(value.uppercased() + "," + payload)
+                pairs.append((lines.count - 2, lines.count - 1))
+                // Its upper-case copy is not sent again: rejected DuplicateToken, never a dead token.
+            }
+        }
+        lines.append("," + payload)
+        lines.append("0123," + payload + ",extra")
+        lines.append("zz," + payload)
+        return (lines.joined(separator: "\n") + "\n", lines.count - 1, pairs, unregistered, deadRows)
+    }
+
+    static func podEnvironment(index: Int) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["JOB_COMPLETION_INDEX"] = "\(index)"
+        return environment
+    }
+
+    static func startPod(_ command: String, index: Int, scratch: TemporaryDirectory) throws -> Process {
+        try Command.start("/bin/sh", ["-c", command], environment: podEnvironment(index: index),
+                          standardError: Command.outputFile(scratch.path("pod-\(index).stderr")))
+    }
+
+    static func flag(_ name: String, in args: [String]) -> String? {
+        guard let index = args.firstIndex(of: name), index + 1 < args.count else { return nil }
+        return args[index + 1]
+    }
+
+    static func tomlString(_ key: String, in toml: String) -> String? {
+        for line in toml.split(separator: "\n") where line.hasPrefix(key + " = \"") {
+            return String(line.dropFirst(key.count + 4).dropLast())
+        }
+        return nil
+    }
+
+    static func mebibytes(_ quantity: String) -> Int {
+        if quantity.hasSuffix("Mi") { return Int(quantity.dropLast(2)) ?? 0 }
+        if quantity.hasSuffix("Gi") { return (Int(quantity.dropLast(2)) ?? 0) * 1024 }
+        return 0
+    }
+}
