@@ -47,10 +47,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         quietNanoseconds = UInt64(max(1, configuration.binaryQuietMilliseconds)) * 1_000_000
         stepNanoseconds = max(5_000_000, quietNanoseconds / 4)
         windowLimit = max(1, configuration.binaryWindow)
-        retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
-                                  baseMilliseconds: configuration.retryBaseMilliseconds,
-                                  capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
-                                  seed: configuration.seed &+ UInt64(index) &* 7919)
+        retryPolicy = RetryPolicy(for: configuration, worker: index)
     }
 
     // MARK: - Lifecycle (called through reactor.execute)
@@ -58,10 +55,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     func start(slots assigned: [ConnectionSlot]) {
         let configuration = shared.configuration
         for slot in assigned {
-            slot.reconnects = ReconnectSchedule(
-                baseMilliseconds: configuration.reconnectBaseMilliseconds,
-                capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
-                seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
+            slot.reconnects = ReconnectSchedule(for: configuration, slot: slot.id)
             let link = BinaryLink(slot: slot, windowLimit: windowLimit)
             links.append(link)
             connect(link)

@@ -44,10 +44,7 @@ final class ConnectionPool {
         self.delegate = delegate
         let configuration = shared.configuration
         for slot in slots {
-            slot.reconnects = ReconnectSchedule(
-                baseMilliseconds: configuration.reconnectBaseMilliseconds,
-                capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
-                seed: configuration.seed &+ UInt64(slot.id) &* 104_729 &+ 1)
+            slot.reconnects = ReconnectSchedule(for: configuration, slot: slot.id)
             connect(slot)
         }
     }
@@ -257,5 +254,16 @@ final class ConnectionPool {
     private func scheduleReconnect(_ slot: ConnectionSlot, after delay: Duration) {
         guard !closing else { return }
         slot.reconnectTimer = reactor.schedule(after: delay) { [self] in connect(slot) }
+    }
+}
+
+extension ReconnectSchedule {
+    /// Connection slot `id`'s schedule in a run of `configuration`: its backoff from the run's reconnect
+    /// flags, its jitter from the run's `seed`, offset per slot so that connections do not reconnect in
+    /// step (a fixed seed repeats every wait).
+    init(for configuration: CampaignConfiguration, slot id: Int) {
+        self.init(baseMilliseconds: configuration.reconnectBaseMilliseconds,
+                  capMilliseconds: max(configuration.reconnectBaseMilliseconds, configuration.reconnectMaxMilliseconds),
+                  seed: configuration.seed &+ UInt64(id) &* 104_729 &+ 1)
     }
 }

@@ -61,3 +61,14 @@ public struct RetryPolicy: Sendable {
         return .retry(delayMilliseconds: delay, elsewhere: elsewhere)
     }
 }
+
+extension RetryPolicy {
+    /// Worker `index`'s policy in a run of `configuration`: its attempts and backoff from the run's retry
+    /// flags, its jitter from the run's `seed`, offset per worker so that workers do not retry in step
+    /// (a fixed seed repeats every wait).
+    init(for configuration: CampaignConfiguration, worker index: Int) {
+        self.init(maxAttempts: configuration.maxAttempts, baseMilliseconds: configuration.retryBaseMilliseconds,
+                  capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
+                  seed: configuration.seed &+ UInt64(index) &* 7919)
+    }
+}

@@ -67,10 +67,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         sentRows = shared.sentRows
         pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
-        retryPolicy = RetryPolicy(maxAttempts: configuration.maxAttempts,
-                                  baseMilliseconds: configuration.retryBaseMilliseconds,
-                                  capMilliseconds: max(configuration.retryBaseMilliseconds, configuration.retryMaxMilliseconds),
-                                  seed: configuration.seed &+ UInt64(index) &* 7919)
+        retryPolicy = RetryPolicy(for: configuration, worker: index)
     }
 
     // MARK: - Lifecycle (called through reactor.execute)
