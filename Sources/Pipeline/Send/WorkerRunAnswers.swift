@@ -3,7 +3,7 @@ import Transport
 
 /// How a worker settles answers that are about the run rather than the row.
 ///
-/// Provider-token trouble (APNS.md, "Authentication"): one `ExpiredProviderToken` costs one
+/// Provider-token trouble (docs/apns.md, "Authentication"): one `ExpiredProviderToken` costs one
 /// refresh of the shared token, not the campaign; a connection that refuses the refreshed token is
 /// replaced; tokens refused as expired again and again mean this machine's clock is off, and the
 /// run stops before it burns the list. Settings: the first answer that proves the run's settings
@@ -26,7 +26,7 @@ extension Worker {
         }
     }
 
-    /// Provider-token trouble (APNS.md): 403 ExpiredProviderToken refreshes the shared token, and
+    /// Provider-token trouble (docs/apns.md): 403 ExpiredProviderToken refreshes the shared token, and
     /// when fresh tokens keep being refused the clock is off: the run stops (this row `aborted`).
     /// 429 TooManyProviderTokenUpdates means this connection saw an earlier token and refuses the
     /// refreshed one: it is replaced by a fresh connection, and the row is sent again at once, the
