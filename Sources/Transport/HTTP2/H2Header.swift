@@ -2,7 +2,7 @@ import CNGHTTP2
 
 /// One request header field, with how HPACK may remember it.
 ///
-/// Apple asks (APNS.md, HPACK): `authorization` never indexed; `apns-id`, `apns-expiration`,
+/// Apple asks (docs/apns.md, HPACK): `authorization` never indexed; `apns-id`, `apns-expiration`,
 /// `apns-collapse-id` indexed on a connection's first request and never indexed afterwards (they
 /// change per request, so indexing them only churns APNs' small dynamic table); everything else
 /// indexed. `H2Header(name, value)` applies that rule from the name; `:path` is always sent never-indexed
