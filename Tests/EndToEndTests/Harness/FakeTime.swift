@@ -7,7 +7,9 @@ import TestSupport
 enum FakeTime {
     static let path = "/usr/bin/faketime"
 
-    static func run(offset: String, _ arguments: [String]) throws -> Binary.Result {
+    /// `offset` is libfaketime's: "-65m" moves the clock, "@2026-01-01 00:00:00" starts it there.
+    /// With `directory`, the binary runs with that working directory.
+    static func run(offset: String, _ arguments: [String], in directory: String? = nil) throws -> Binary.Result {
         try #require(FileManager.default.isExecutableFile(atPath: path), "faketime is missing: make test installs it")
         var environment = ProcessInfo.processInfo.environment
         environment["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
@@ -18,6 +20,9 @@ enum FakeTime {
         for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
             environment[name] = [environment[name], "allocator_release_to_os_interval_ms=-1"].compactMap { $0 }.joined(separator: ":")
         }
-        return try Command.run(path, ["-f", offset, Binary.url.path] + arguments, environment: environment)
+        let command = [path, "-f", offset, Binary.url.path] + arguments
+        guard let directory else { return try Command.run(command[0], Array(command.dropFirst()), environment: environment) }
+        return try Command.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory] + command,
+                               environment: environment)
     }
 }

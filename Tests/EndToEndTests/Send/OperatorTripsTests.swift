@@ -17,24 +17,26 @@ import TestSupport
         text.split(whereSeparator: { $0 == " " || $0 == "\n" }).joined(separator: " ")
     }
 
+    /// Clock: the binary's wall clock, started by libfaketime at a fixed second, so the name it
+    /// picks does not depend on how soon a loaded machine runs it; slack: the next 29 seconds are
+    /// taken too (the clock runs on from process start to the moment the directory is named).
     @Test func twoRunsStartedInTheSameSecondWithoutOutEachGetADirectoryOfTheirOwn() throws {
         let rig = try Rig(rows: 20)
-        // Another run's campaign under this second's name (and the next two, in case the clock
-        // turns before this run starts).
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        let now = Date()
-        let stamps = (0..<3).map { formatter.string(from: now.addingTimeInterval(Double($0))) }
+        let start = try #require(formatter.date(from: "20260101T000000Z"))
+        // Another run's campaign under each second's name the run may start in.
+        let stamps = (0..<30).map { formatter.string(from: start.addingTimeInterval(Double($0))) }
         for stamp in stamps {
             let taken = rig.scratch.path("apns-bulk-out/\(stamp)")
             try FileManager.default.createDirectory(atPath: taken, withIntermediateDirectories: true)
             _ = try rig.scratch.write("apns-bulk-out/\(stamp)/campaign.json", "{}\n")
         }
-        let result = try Command.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", rig.scratch.url.path,
-                                                 Binary.url.path, "send", "--input", rig.csv, "--endpoint", "mock",
-                                                 "--progress", "never"])
+        let result = try FakeTime.run(offset: "@2026-01-01 00:00:00",
+                                      ["send", "--input", rig.csv, "--endpoint", "mock", "--progress", "never"],
+                                      in: rig.scratch.url.path)
         #expect(result.status == 0, "\(result.stderr)")
         let claimed = try #require(stamps.first { result.stdout.contains("./apns-bulk-out/\($0)-2/results.jsonl.zst") },
                                    "\(result.stdout)")
