@@ -1,3 +1,4 @@
+import ByteScan
 import Testing
 @testable import Pipeline
 

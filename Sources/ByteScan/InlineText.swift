@@ -20,7 +20,8 @@ public struct InlineText: Sendable, Equatable, CustomStringConvertible {
         overflow = nil
     }
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+    /// `bytes`, inline when they fit (the client session's copy of a captured response header).
+    package init(_ bytes: UnsafeBufferPointer<UInt8>) {
         count = bytes.count
         var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
         guard bytes.count <= Self.capacity else {

@@ -1,5 +1,5 @@
 import Testing
-@testable import APNs
+@testable import ByteScan
 
 /// The 16-byte tests behind the scans, held to byte-at-a-time rules: both implementations
 /// (`SSE2Blocks` where the machine has it, `SWARBlocks` everywhere) must name the same first byte
@@ -93,5 +93,17 @@ import Testing
                 #endif
             }
         }
+    }
+}
+
+/// SplitMix64: a fixed seed gives the same blocks on every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
