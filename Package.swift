@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// Layout and dependency direction are fixed by DESIGN.md:
+// Layout and dependency direction (docs/ARCHITECTURE.md):
 // apns-bulk → Pipeline, MockAPNs → Transport, ZstdFile, APNs → ByteScan → C modules.
 // No target carries unsafe build flags: SwiftPM refuses those in a package that another one
 // depends on by version, and this package's five libraries are meant to be depended on. The

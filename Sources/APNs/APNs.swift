@@ -1,4 +1,4 @@
-/// The APNs module; see DESIGN.md for its boundaries.
+/// The APNs module; see docs/ARCHITECTURE.md for its boundaries.
 public enum APNsModule {
     /// The module's name, for messages and tests that check what was linked.
     public static let name = "APNs"

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// The command line. Each subcommand lives in its own file; this file only lists them and turns
-/// every error into one line on stderr and the exit status of DESIGN.md (never a stack trace).
+/// every error into one line on stderr and the exit status of docs/resume-and-bad-nights.md (never a stack trace).
 @main
 struct APNsBulk: ParsableCommand {
     /// Pipeline's, which summary.json records too: one constant for both.
@@ -38,14 +38,14 @@ struct APNsBulk: ParsableCommand {
                 print(HelpExamples.appended(to: fullMessage(for: error)))
                 Glibc.exit(0)
             }
-            // Usage and configuration errors: status 1, as DESIGN.md says, not ArgumentParser's 64.
+            // Usage and configuration errors: status 1, as docs/resume-and-bad-nights.md says, not ArgumentParser's 64.
             writeStandardError(fullMessage(for: error) + "\n")
             Glibc.exit(1)
         }
     }
 }
 
-/// An error a user can act on, with the exit status DESIGN.md assigns to it.
+/// An error a user can act on, with the exit status docs/resume-and-bad-nights.md assigns to it.
 struct RunFailure: Error {
     var message: String
     var status: Int32

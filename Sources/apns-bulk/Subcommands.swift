@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// Every subcommand of `apns-bulk`, in the order `--help` lists them (DESIGN.md's order).
+/// Every subcommand of `apns-bulk`, in the order `--help` lists them (docs/ARCHITECTURE.md's order).
 let registeredSubcommands: [any ParsableCommand.Type] = [
     SendCommand.self,
     MockServerCommand.self,

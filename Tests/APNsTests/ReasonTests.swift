@@ -1,7 +1,7 @@
 import APNs
 import Testing
 
-/// APNS.md's response table, written out case by case.
+/// docs/apns.md's response table, written out case by case.
 let reasonTable: [(Reason, String, Int, Disposition)] = [
     (.badCollapseId, "BadCollapseId", 400, .permanent),
     (.badExpirationDate, "BadExpirationDate", 400, .permanent),

@@ -13,8 +13,10 @@ import Testing
     }
 
     /// 200 rows spread over 2 s: 100/s, about two seconds, and the summaries say the pace.
-    /// Clocks: the run's own (elapsed: no slack below, 1.5 s above for a loaded machine) and the
-    /// mock's arrivals (spread over at least 1.3 s: slack 0.5 s of scheduler delay; unpaced, a few ms).
+    /// Clocks: the run's own (elapsed, a bound below only: it also holds start-up, key loading and
+    /// handshakes, which a loaded machine stretches without the pacer being slow) and the mock's
+    /// arrivals, the paced part alone (at least 1.3 s: slack 0.5 s of scheduler delay, unpaced it
+    /// is a few ms; at most 3.5 s: slack 1.5 s, times the sanitizers' TestTime scale).
     @Test func spreadOverTwoSecondsSendsTwoHundredRowsAtAHundredPerSecond() throws {
         let rig = try SendCampaignTests.Rig(rows: 200)
         let mock = try rig.mock()
@@ -26,12 +28,13 @@ import Testing
         #expect(summary["rate_per_s"] as? Double == 100)
         #expect(summary["spread_s"] as? Double == 2)
         let elapsed = summary["elapsed_s"] as? Double ?? 0
-        #expect(elapsed >= 1.8 && elapsed < 3.5, "took \(elapsed) s")
+        #expect(elapsed >= 1.8, "took \(elapsed) s")
         #expect(run.result.stdout.contains("paced at 100/s (--spread)"), "\(run.result.stdout)")
         mock.stop()
         let (spread, requests) = try Self.arrivalSpread(mock)
         #expect(requests == 200)
         #expect(spread >= 1300, "arrivals spread over \(spread) ms")
+        #expect(Double(spread) <= 2000 + TestTime.seconds(1.5) * 1000, "arrivals spread over \(spread) ms")
     }
 
     /// `--spread` on a `--resume` spreads the rows still to send, not the whole campaign: a run

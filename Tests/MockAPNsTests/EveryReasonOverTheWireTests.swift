@@ -3,7 +3,7 @@ import MockAPNs
 import Testing
 import Transport
 
-/// Every reason of APNS.md's table, produced by the mock (scripted with --respond-file's
+/// Every reason of docs/apns.md's response table, produced by the mock (scripted with --respond-file's
 /// mechanism), carried over real TLS + HTTP/2 by ClientConnection, and decoded by `Response`
 /// into the status, reason and disposition the sender acts on.
 @Suite(.serialized)

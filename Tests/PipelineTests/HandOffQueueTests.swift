@@ -156,47 +156,47 @@ import Testing
     }
 }
 
-@Suite struct HandOffQueueRoomBellTests {
-    @Test func theBellRingsOnceAConsumerHasFreedTheRoomAskedFor() {
+@Suite struct HandOffQueueRoomWakeUpTests {
+    @Test func theWakeUpComesOnceAConsumerHasFreedTheRoomAskedFor() {
         let queue = HandOffQueue<Int>(capacity: 8)
         #expect(queue.put(Array(0..<8)) == 8)
-        let bell = Doorbell()
-        bell.arm()
-        queue.ringWhenRoom(4, bell)
+        let wakeUp = RoomWakeUp()
+        wakeUp.arm()
+        queue.wakeWhenRoom(4, wakeUp)
         var batch: [Int] = []
         queue.takeBatch(max: 3, into: &batch)
-        #expect(!bell.wait(timeoutSeconds: 0.01), "three free of the four asked for")
+        #expect(!wakeUp.wait(timeoutSeconds: 0.01), "three free of the four asked for")
         queue.takeBatch(max: 1, into: &batch)
-        #expect(bell.wait(timeoutSeconds: 0.01))
+        #expect(wakeUp.wait(timeoutSeconds: 0.01))
     }
 
-    @Test func theBellRingsAtOnceWhenThereIsRoomAndWhenTheQueueCloses() {
+    @Test func theWakeUpComesAtOnceWhenThereIsRoomAndWhenTheQueueCloses() {
         let queue = HandOffQueue<Int>(capacity: 4)
-        let bell = Doorbell()
-        bell.arm()
-        queue.ringWhenRoom(2, bell)
-        #expect(bell.wait(timeoutSeconds: 0.01), "an empty queue has the room now")
+        let wakeUp = RoomWakeUp()
+        wakeUp.arm()
+        queue.wakeWhenRoom(2, wakeUp)
+        #expect(wakeUp.wait(timeoutSeconds: 0.01), "an empty queue has the room now")
         #expect(queue.put(Array(0..<4)) == 4)
-        bell.arm()
-        queue.ringWhenRoom(1, bell)
-        #expect(!bell.wait(timeoutSeconds: 0.01))
+        wakeUp.arm()
+        queue.wakeWhenRoom(1, wakeUp)
+        #expect(!wakeUp.wait(timeoutSeconds: 0.01))
         queue.close()
-        #expect(bell.wait(timeoutSeconds: 0.01), "a closed queue takes nothing more: its producer must look")
+        #expect(wakeUp.wait(timeoutSeconds: 0.01), "a closed queue takes nothing more: its producer must look")
     }
 
     @Test func aWaiterOnAnotherThreadIsWokenByTheConsumer() {
         let queue = HandOffQueue<Int>(capacity: 4)
         #expect(queue.put(Array(0..<4)) == 4)
-        let bell = Doorbell()
-        bell.arm()
-        queue.ringWhenRoom(2, bell)
+        let wakeUp = RoomWakeUp()
+        wakeUp.arm()
+        queue.wakeWhenRoom(2, wakeUp)
         let consumer = Thread {
             Thread.sleep(forTimeInterval: 0.02)
             var batch: [Int] = []
             queue.takeBatch(max: 2, into: &batch)
         }
         consumer.start()
-        #expect(bell.wait(timeoutSeconds: 5))
+        #expect(wakeUp.wait(timeoutSeconds: 5))
         #expect(queue.approximateCount == 2)
     }
 }

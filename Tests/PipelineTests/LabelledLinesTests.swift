@@ -49,7 +49,7 @@ import ZstdFile
     }
 
     @Test func countsByLaneFoldIntoWhatCountingEachRecordGives() {
-        var tally = LaneTally(lanes: 3)
+        var tally = GroupCountsTally(lanes: 3)
         var direct = GroupCounts()
         for record in Self.records(5000) where record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 {
             tally.add(record.outcome, lane: record.lane, environmentCode: record.environmentCode, fallbackFrom: record.fallbackFrom)

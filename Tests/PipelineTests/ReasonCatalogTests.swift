@@ -3,8 +3,8 @@ import Foundation
 @testable import Pipeline
 import Testing
 
-/// The one table of reasons (`ReasonCatalog`) holds every reason a record can carry, and README's
-/// list is that table.
+/// The one table of reasons (`ReasonCatalog`) holds every reason a record can carry, and
+/// docs/reasons.md's list is that table.
 @Suite struct ReasonCatalogTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -42,7 +42,7 @@ import Testing
             #expect(seen.insert("\(entry.kind.rawValue)/\(entry.name)").inserted, "\(entry.name) twice")
             for text in [entry.meaning, entry.action] {
                 #expect(text.first?.isUppercase == true && text.hasSuffix("."), "\(entry.name): \(text)")
-                #expect(!text.contains("|") && !text.contains("\n"), "\(entry.name): breaks README's table")
+                #expect(!text.contains("|") && !text.contains("\n"), "\(entry.name): breaks docs/reasons.md's table")
             }
         }
     }
@@ -92,14 +92,14 @@ import Testing
         #expect(unknown.isEmpty, "reason literals missing from ReasonCatalog (add them, or use its constants): \(unknown)")
     }
 
-    /// README holds `ReasonCatalog.markdownTable` between its markers. To regenerate it:
-    /// `make readme-reasons` (this test with APNS_BULK_WRITE_README_REASONS=1).
-    @Test func readmeReasonsTableIsTheCatalog() throws {
-        let url = Self.root.appendingPathComponent("README.md")
+    /// docs/reasons.md holds `ReasonCatalog.markdownTable` between its markers. To regenerate it:
+    /// `make docs-reasons` (this test with APNS_BULK_WRITE_README_REASONS=1).
+    @Test func docsReasonsTableIsTheCatalog() throws {
+        let url = Self.root.appendingPathComponent("docs/reasons.md")
         let readme = try String(contentsOf: url, encoding: .utf8)
-        let begin = "<!-- reasons table: generated from ReasonCatalog by `make readme-reasons` -->\n"
+        let begin = "<!-- reasons table: generated from ReasonCatalog by `make docs-reasons` -->\n"
         let end = "<!-- end of reasons table -->"
-        let start = try #require(readme.range(of: begin), "README lacks the reasons table's start marker")
+        let start = try #require(readme.range(of: begin), "docs/reasons.md lacks the reasons table's start marker")
         let stop = try #require(readme.range(of: end, range: start.upperBound..<readme.endIndex))
         let table = String(readme[start.upperBound..<stop.lowerBound])
         if ProcessInfo.processInfo.environment["APNS_BULK_WRITE_README_REASONS"] == "1", table != ReasonCatalog.markdownTable {
@@ -107,17 +107,17 @@ import Testing
                 .write(to: url, atomically: true, encoding: .utf8)
             return
         }
-        #expect(table == ReasonCatalog.markdownTable, "README's reasons table is stale: run make readme-reasons")
+        #expect(table == ReasonCatalog.markdownTable, "docs/reasons.md's reasons table is stale: run make docs-reasons")
     }
 
     /// The prose paragraph before the table names reasons too: each must be a catalogued one.
-    @Test func readmeReasonsParagraphNamesOnlyCataloguedReasons() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test func docsReasonsParagraphNamesOnlyCataloguedReasons() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("docs/reasons.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "\nReasons: "))
         let paragraph = String(readme[start.upperBound...]).components(separatedBy: "\n\n")[0]
         let named = paragraph.matches(of: try Regex(#"`([A-Z][A-Za-z]+)`"#)).map { String($0.output[1].substring ?? "") }
         #expect(named.count > 10)
-        for name in named { #expect(ReasonCatalog.names.contains(name), "README names \(name), not in ReasonCatalog") }
+        for name in named { #expect(ReasonCatalog.names.contains(name), "docs/reasons.md names \(name), not in ReasonCatalog") }
     }
 
     @Test func aBinaryRunsReasonReadsAsTheBinaryStatusAndAnHTTP2RunsAsApples() throws {

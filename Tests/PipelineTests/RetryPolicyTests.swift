@@ -2,7 +2,7 @@ import APNs
 import Testing
 @testable import Pipeline
 
-/// What the sender does after each kind of answer (APNS.md's table, DESIGN.md's outcomes).
+/// What the sender does after each kind of answer (docs/apns.md, "The response"; docs/file-formats.md, "Outcomes").
 @Suite struct RetryPolicyTests {
     var policy = RetryPolicy(maxAttempts: 5, baseMilliseconds: 500, capMilliseconds: 60_000, seed: 1)
     let now: Int64 = 1_800_000_000_000

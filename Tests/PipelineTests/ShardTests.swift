@@ -21,7 +21,7 @@ import Testing
         #expect(Shard.hash(token: Self.bytes("@[")) != Shard.hash(token: Self.bytes("`{")))
     }
 
-    /// README's recipe (Python) gives every token the shard apns-bulk gives it.
+    /// docs/sending.md's recipe (Python, "Shards") gives every token the shard apns-bulk gives it.
     @Test func theReadmeRecipeInPythonAgreesWithTheShardOfEveryToken() throws {
         let tokens = (1...300).map { row -> String in
             let hex = String(UInt64(row) &* 0x9E37_79B9_7F4A_7C15, radix: 16)

@@ -3,7 +3,7 @@ import FuzzSupport
 @testable import MockAPNs
 @testable import Transport
 
-/// The mock's request validation (`MockAPNsRules.answer`, APNs' checks in APNS.md's order, the
+/// The mock's request validation (`MockAPNsRules.answer`, APNs' checks in docs/apns.md's order, the
 /// provider-token verifier, the per-token state and faults), for requests on one connection.
 ///
 /// Input: one byte of configuration (bits 0–1: 0 provider tokens verified with `publicKeyPEM`,

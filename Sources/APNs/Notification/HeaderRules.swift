@@ -1,5 +1,5 @@
 /// APNs' request rules, one check per header, over the raw header text. The sender runs them on
-/// each row (`Notification.validate`), the mock APNs server on each request, in APNS.md's order:
+/// each row (`Notification.validate`), the mock APNs server on each request, in docs/apns.md's order:
 /// `checkPath` → `checkTopic` → `checkPushType` → `checkPriority` → `checkExpiration` →
 /// `checkAPNsID` → `checkCollapseID` → `checkPayload`. Each returns the reason APNs answers, or
 /// nil when the header is acceptable. A nil header value means the header is absent; a present

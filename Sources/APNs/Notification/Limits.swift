@@ -1,4 +1,4 @@
-/// The sizes APNs (and this project) enforce, in bytes. See APNS.md.
+/// The sizes APNs (and this project) enforce, in bytes. See docs/apns.md.
 public enum Limits {
     /// Largest payload for every push type but VoIP.
     public static let payloadBytes = 4096

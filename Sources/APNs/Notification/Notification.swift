@@ -1,4 +1,4 @@
-/// One push to send: a device token, a payload and the `apns-*` headers of APNS.md.
+/// One push to send: a device token, a payload and the `apns-*` headers of docs/apns.md.
 /// Values are typed but not proven valid (topic, sizes, ids can be anything): call
 /// `validate(auth:)`, or build from text with `init(deviceTokenHex:payload:headers:auth:)`,
 /// which does.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// `apns-push-type`: what kind of notification this is. Each kind, but `alert`, `background`
-/// and `mdm`, is sent to the app's bundle id plus a fixed suffix (APNS.md's topic table).
+/// and `mdm`, is sent to the app's bundle id plus a fixed suffix (docs/apns.md's request table).
 public enum PushType: String, Sendable, Hashable, CaseIterable {
     case alert
     case background

@@ -1,4 +1,4 @@
-/// What a sender must do with a notification after APNs answered it (APNS.md's response table).
+/// What a sender must do with a notification after APNs answered it (docs/apns.md's response table).
 public enum Disposition: Sendable, Hashable {
     /// 200: APNs took it.
     case delivered
@@ -17,7 +17,7 @@ public enum Disposition: Sendable, Hashable {
     case credentialsRefused
 
     /// The disposition of an answer: a 200 is delivered whatever else it says; a known reason
-    /// decides by APNS.md's table (even when the status disagrees, the reason is the more
+    /// decides by docs/apns.md's table (even when the status disagrees, the reason is the more
     /// specific word); otherwise the status decides:
     /// - 410 → `deadToken`;
     /// - 403 → `credentialsRefused`: every documented 403 but ExpiredProviderToken refuses the

@@ -1,4 +1,4 @@
-/// Every reason string of APNS.md, with its HTTP status and what a sender does about it.
+/// Every reason string of docs/apns.md, with its HTTP status and what a sender does about it.
 /// `invalidPayload` is this project's own (a body that is not a JSON object; APNs names no
 /// reason for it). `name` is the string on the wire; `init?(name:)` also reads
 /// "BadEnvironmentKeyInToken", the other spelling APNs uses for `badEnvironmentKeyIdInToken`.

@@ -10,7 +10,7 @@ public struct ProviderToken: Sendable, Equatable, CustomStringConvertible {
     /// APNs answers `ExpiredProviderToken` when `iat` is older than this (seconds).
     public static let maximumAge: Int64 = 60 * 60
     /// APNs answers `TooManyProviderTokenUpdates` when a connection's token changes to one whose
-    /// `iat` is less than this many seconds after the previous token's (APNS.md).
+    /// `iat` is less than this many seconds after the previous token's (docs/apns.md).
     public static let minimumUpdateInterval: Int64 = 20 * 60
 
     /// The token itself: `header.claims.signature`.

@@ -65,7 +65,7 @@ public struct TokenVerifier: Sendable {
 
     /// Whether a connection that switches to a different token, issued at `issuedAt`, from the one
     /// it used before, issued at `previousIssuedAt`, updates too soon (APNs: 429
-    /// `TooManyProviderTokenUpdates`). Call it only when the token text changed. APNS.md reads
+    /// `TooManyProviderTokenUpdates`). Call it only when the token text changed. docs/apns.md reads
     /// Apple's rule by `iat`: the new token's must be at least 20 minutes after the previous one's.
     public static func isUpdateTooSoon(previousIssuedAt: Int64, issuedAt: Int64) -> Bool {
         issuedAt - previousIssuedAt < ProviderToken.minimumUpdateInterval

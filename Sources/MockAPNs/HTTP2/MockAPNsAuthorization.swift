@@ -63,7 +63,7 @@ final class MockTokenCache {
     }
 }
 
-/// APNs' authorization check (APNS.md): MissingProviderToken, InvalidProviderToken,
+/// APNs' authorization check (docs/apns.md, "Authentication"): MissingProviderToken, InvalidProviderToken,
 /// ExpiredProviderToken, BadEnvironmentKeyIdInToken for a key restricted to the other
 /// environment, UnrelatedKeyIdInToken for a key not related to the connection's first, then
 /// TooManyProviderTokenUpdates for a connection that switches to a token of a key issued less than

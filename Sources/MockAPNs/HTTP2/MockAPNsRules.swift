@@ -2,7 +2,7 @@ import APNs
 import Glibc
 import Transport
 
-/// APNs' rules applied to one request, in APNS.md's order (first failure answers), then the
+/// APNs' rules applied to one request, in docs/apns.md's "Order of checks" (first failure answers), then the
 /// per-token state and the injected faults. Owns the shared state of a server: the token cache
 /// and the attempt numbers. Reactor thread only (one server, one thread).
 public final class MockAPNsRules {
@@ -68,7 +68,7 @@ public final class MockAPNsRules {
 
     private static let devicePathPrefix = Array("/3/device/".utf8)
 
-    /// The first check that fails, in APNS.md's order.
+    /// The first check that fails, in docs/apns.md's order.
     private func check(method: String, path: String, fields: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                        connection: inout MockConnectionAuth, now: Int64, into result: inout MockAnswer) -> Reason? {
         connection.requestKey = nil

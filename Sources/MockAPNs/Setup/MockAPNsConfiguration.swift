@@ -1,7 +1,7 @@
 import APNs
 import Transport
 
-/// The MockAPNs module: an APNs emulator on Transport's server side (see DESIGN.md).
+/// The MockAPNs module: an APNs emulator on Transport's server side (see docs/ARCHITECTURE.md).
 public enum MockAPNsModule {
     /// The module's name, for messages and tests that check what was linked.
     public static let name = "MockAPNs"

@@ -49,7 +49,7 @@ public final class Campaign: Sendable {
         public var summary: Summary
         /// Why the run stopped before every row was answered; nil when it ran to the end.
         public var stopCause: StopCause?
-        /// `apns-bulk send`'s exit status for this run (0, 2 or 3; DESIGN.md "Exit status").
+        /// `apns-bulk send`'s exit status for this run (0, 2 or 3; docs/resume-and-bad-nights.md, "Exit status").
         public var exitStatus: Int32
     }
 
@@ -292,7 +292,7 @@ public final class Campaign: Sendable {
         Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
-    /// DESIGN.md: 2 aborted (credentials, misconfiguration, signal, fatal); 3 some rows gave up;
+    /// docs/resume-and-bad-nights.md: 2 aborted (credentials, misconfiguration, signal, fatal); 3 some rows gave up;
     /// 0 otherwise.
     static func exitStatus(cause: StopCause?, summary: Summary) -> Int32 {
         if let cause, cause.outcomeForUnfinishedRows == .aborted { return 2 }

@@ -1,4 +1,4 @@
-/// The columns a campaign CSV may have, by header name (DESIGN.md "Input"). Other columns are ignored.
+/// The columns a campaign CSV may have, by header name (docs/file-formats.md, "Input"). Other columns are ignored.
 public enum CSVColumn: Int, CaseIterable, Sendable {
     case deviceToken, payload, topic, pushType, priority, expiration, collapseID, apnsID
 

@@ -1,6 +1,6 @@
 /// Streams a campaign CSV (plain or `.csv.zst`) in large chunks, never the whole file in memory.
 ///
-/// Decisions (DESIGN.md "Input"): the header row is required and columns are mapped by name
+/// Decisions (docs/file-formats.md, "Input"): the header row is required and columns are mapped by name
 /// (case-insensitive, a UTF-8 BOM ignored); unknown columns are ignored. Spaces and tabs around
 /// unquoted fields are trimmed (libcsv's default: harmless for hex tokens, numbers and JSON);
 /// quoted fields are kept exactly. Blank lines are skipped and not numbered. A row with more or

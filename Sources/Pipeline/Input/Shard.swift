@@ -4,7 +4,7 @@
 /// A row belongs to the shard its device token hashes to, so every copy of a token (in any case)
 /// lands in one shard and one process can tell them apart. The hash is FNV-1a 64 of the token's
 /// bytes with spaces and tabs around them dropped and ASCII letters lowered, taken mod N: fixed and
-/// documented (README, "Shards"), never Swift's per-process-seeded `Hasher`, so every process and
+/// documented (docs/sending.md, "Shards"), never Swift's per-process-seeded `Hasher`, so every process and
 /// any other tool agrees. A row with no token to hash (the field empty or absent, or a row the
 /// reader rejects as a whole: wrong field count, a field over 64 KiB) belongs to shard row mod N,
 /// so that it still lands in exactly one shard's log.

@@ -1,7 +1,7 @@
 /// The run's totals in Prometheus' text exposition format (version 0.0.4): what `--metrics-out`
 /// writes for node_exporter's textfile collector and what `--pushgateway` pushes. Every series is
-/// `apns_bulk_*`, with HELP and TYPE lines, units in the names and `_total` on counters; README's
-/// "Metrics" lists them. The end-of-run series (`finish_time_seconds`, `exit_status`) are present
+/// `apns_bulk_*`, with HELP and TYPE lines, units in the names and `_total` on counters; docs/metrics.md's
+/// "The series" lists them. The end-of-run series (`finish_time_seconds`, `exit_status`) are present
 /// only at the end, so "is it over, and how" is one query.
 enum MetricsText {
     /// `labels`: constant labels on every series (the shard, for a textfile beside other shards').

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What run a page is about, from summary.json (its keys are a contract, DESIGN.md): the header's
+/// What run a page is about, from summary.json (its keys are a contract, docs/file-formats.md): the header's
 /// values, read leniently, since a summary may be older, newer or missing (`report --html` over a
 /// log copied alone): a key it lacks is simply not shown.
 public struct ReportHeader: Sendable {
@@ -66,7 +66,7 @@ public struct ReportHeader: Sendable {
         }
     }
 
-    /// What an exit status means (DESIGN.md "Exit status").
+    /// What an exit status means (docs/resume-and-bad-nights.md, "Exit status").
     public static func meaning(ofExitStatus status: Int) -> String {
         switch status {
         case 0: "finished: every row has its outcome"

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One line of timeline.jsonl.zst, the run's sidecar beside its result log (README, "The HTML
-/// report"): a second of counters and a latency histogram, or an event (a run's start, a stop, a
+/// One line of timeline.jsonl.zst, the run's sidecar beside its result log (docs/file-formats.md,
+/// "timeline.jsonl.zst"): a second of counters and a latency histogram, or an event (a run's start, a stop, a
 /// run's end). Times are wall-clock Unix seconds, so the parts a resume appends and the files of
 /// several shards line up on one axis; histograms rather than percentiles, so they merge exactly.
 public enum TimelineLine: Sendable, Equatable {

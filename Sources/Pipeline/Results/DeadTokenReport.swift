@@ -6,7 +6,7 @@ import Glibc
 /// `unregistered` and `bad_token` row. `unregistered_at` is ISO 8601 UTC with milliseconds
 /// (`2026-11-23T09:31:39.123Z`, APNs' precision), empty for 400s. Owned by the writer thread.
 public final class DeadTokenReport {
-    /// dead-tokens.csv's header row (DESIGN.md's contract).
+    /// dead-tokens.csv's header row (docs/file-formats.md's contract).
     public static let header = "device_token,reason,status,unregistered_at,row\n"
     private let file: BufferedOutput
     /// Lines written after the header.

@@ -1,4 +1,4 @@
-/// How a row ended; every row ends in exactly one (DESIGN.md "Outcomes"). Raw values are the
+/// How a row ended; every row ends in exactly one (docs/file-formats.md, "Outcomes"). Raw values are the
 /// contract of results.jsonl.zst and summary.json.
 public enum Outcome: String, CaseIterable, Sendable, Hashable {
     case delivered

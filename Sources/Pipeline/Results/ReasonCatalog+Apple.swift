@@ -1,7 +1,7 @@
 import APNs
 
 extension ReasonCatalog {
-    /// Meaning and action of each APNs reason (APNS.md). An exhaustive switch: a new `Reason`
+    /// Meaning and action of each APNs reason (docs/apns.md). An exhaustive switch: a new `Reason`
     /// case does not compile until it has its two sentences.
     static func apple(_ reason: Reason) -> (meaning: String, action: String) {
         switch reason {

@@ -3,14 +3,14 @@ import APNs
 /// Every reason a result record can carry — APNs' (`Reason`), apns-bulk's own (`LocalReason`,
 /// and `InvalidPayload`, which APNs never sends) and the binary provider API's status names
 /// (`LegacyStatus`) — with what it means and what the operator does about it. One table, so that
-/// README's list, `report`'s pages and the code cannot drift apart: README's table is generated
+/// docs/reasons.md, `report`'s pages and the code cannot drift apart: that page's table is generated
 /// from `markdownTable` and tested against it. A name may appear under two kinds (`Shutdown`,
 /// `MissingTopic`, `MissingDeviceToken` are also binary status names); `entry(named:protocol:)`
 /// picks by the protocol the run used.
 public enum ReasonCatalog {
     /// Where a reason comes from.
     public enum Kind: String, Sendable, CaseIterable {
-        /// APNs' HTTP/2 answer (APNS.md).
+        /// APNs' HTTP/2 answer (docs/apns.md).
         case apple
         /// apns-bulk's own, for a row APNs never answered for good.
         case local
@@ -61,7 +61,7 @@ public enum ReasonCatalog {
         return found.first { binary == ($0.kind == .legacyBinary) } ?? found.first
     }
 
-    /// README's reasons table, exactly as README holds it between its markers.
+    /// docs/reasons.md's table, exactly as that page holds it between its markers.
     public static var markdownTable: String {
         var lines = ["| Reason | Kind | What it means | What to do |", "|---|---|---|---|"]
         for entry in entries {

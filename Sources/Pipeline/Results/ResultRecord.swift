@@ -1,4 +1,4 @@
-/// The final word on one row: one line of results.jsonl.zst (DESIGN.md "Files it writes").
+/// The final word on one row: one line of results.jsonl.zst (docs/file-formats.md, "results.jsonl.zst").
 public struct ResultRecord: Sendable, Equatable {
     /// 1-based data row, header excluded.
     public var row: Int
@@ -58,7 +58,7 @@ public struct ResultRecord: Sendable, Equatable {
         self.apnsUniqueID = apnsUniqueID
     }
 
-    /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
+    /// Appends the record as one JSON line (with its newline), in the field order of docs/file-formats.md.
     public func appendJSONLine(to line: inout [UInt8]) {
         RowResult(self).appendJSONLine(to: &line)
         RecordLabels.amend(&line, environment: environment, keyID: keyID, fallbackFrom: environmentFallbackFrom)

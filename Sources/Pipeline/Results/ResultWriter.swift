@@ -30,7 +30,7 @@ final class ResultWriter: @unchecked Sendable {
     private let proofs: [EnvironmentProof]
     @exclusivity(unchecked) private(set) var summary: Summary
     /// `summary.groups`' counts while the writer runs (folded in when it is done).
-    @exclusivity(unchecked) private var laneTally: LaneTally?
+    @exclusivity(unchecked) private var groupTally: GroupCountsTally?
     @exclusivity(unchecked) private(set) var writeError: String?
     /// The summary's latencies again, coarse, for the `RunRecorder` (a resumed campaign's included).
     @exclusivity(unchecked) private(set) var latencyBuckets = LatencyBuckets()
@@ -71,7 +71,7 @@ final class ResultWriter: @unchecked Sendable {
         }
         log.labels = labels
         if labels != nil && summary.groups == nil { summary.groups = GroupCounts() }
-        laneTally = labels.map { LaneTally(lanes: $0.lanes.count) }
+        groupTally = labels.map { GroupCountsTally(lanes: $0.lanes.count) }
         progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace,
                                                waiting: waiting) : nil
     }
@@ -107,7 +107,7 @@ final class ResultWriter: @unchecked Sendable {
             let expected = rowsRead.load(ordering: .acquiring)
             if (expected >= 0 && count >= expected) || !open { break }
         }
-        if let labels, let laneTally, summary.groups != nil { laneTally.fold(into: &summary.groups!, labels: labels) }
+        if let labels, let groupTally, summary.groups != nil { groupTally.fold(into: &summary.groups!, labels: labels) }
         progress?.finish(done: count, counts: summary.counts)
         if carriedRows > 0 { summary.rows = Swift.max(summary.rows, carriedRows + Swift.max(0, rowsRead.load(ordering: .acquiring))) }
         finishFiles()
@@ -116,8 +116,8 @@ final class ResultWriter: @unchecked Sendable {
     private func write(_ record: borrowing RowResult) {
         summary.add(record)
         if let labels, record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 {
-            laneTally?.add(record.outcome, lane: record.lane, environmentCode: record.environmentCode,
-                           fallbackFrom: record.fallbackFrom)
+            groupTally?.add(record.outcome, lane: record.lane, environmentCode: record.environmentCode,
+                            fallbackFrom: record.fallbackFrom)
             if record.outcome.isDeadToken, let environment = labels.fields(of: record).environment {
                 summary.detail.addDead(reason: record.reason, environment: environment)
             }

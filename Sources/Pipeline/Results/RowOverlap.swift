@@ -1,7 +1,7 @@
 /// Row numbers seen in more than one place across the logs `report` reads. The logs of one
 /// campaign's shards never share a row number, so a repeat means the operator's list is wrong:
 /// the same log given twice (a glob and a path), shards of different `--shard N` or of different
-/// campaigns. `report` still counts every record, and warns with what this found (README, "Shards").
+/// campaigns. `report` still counts every record, and warns with what this found (docs/report.md, "apns-bulk report").
 /// One bit per row number (1.25 MB for 10 million rows); used by one thread.
 public final class RowOverlap {
     /// A repeated row: its number, and the log it was met again in.

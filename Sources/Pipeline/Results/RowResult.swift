@@ -119,7 +119,7 @@ struct RowResult: Sendable {
                      duplicateOf: duplicateOf == 0 ? nil : duplicateOf, apnsUniqueID: uniqueID?.description)
     }
 
-    /// Appends the record as one JSON line (with its newline), in the field order of DESIGN.md.
+    /// Appends the record as one JSON line (with its newline), in the field order of docs/file-formats.md.
     /// Hand-written: no Foundation, no allocation beyond `line`'s growth. The usual line (plain text
     /// only) is composed in one buffer and copied once (`RowResult+PlainLine`); text that needs
     /// escaping takes the general path.

@@ -1,4 +1,4 @@
-/// What a run amounted to: summary.json (keys are a contract, DESIGN.md) and a human text, which
+/// What a run amounted to: summary.json (keys are a contract, docs/file-formats.md) and a human text, which
 /// `send` prints on stdout.
 /// Built by the writer thread from every final record.
 public struct Summary: Sendable {
@@ -33,7 +33,7 @@ public struct Summary: Sendable {
     /// `--resume`: of those, the rows APNs answered, left out of this run's rate.
     public var carriedAnswered = 0
     /// `--resume`: rows a crash lost (sent, their answer not logged) that were sent again, over
-    /// the whole campaign, exactly (`CrashLoss`; README, "Resuming a campaign").
+    /// the whole campaign, exactly (`CrashLoss`; docs/resume-and-bad-nights.md, "What a crash costs").
     public var resentAfterCrash = 0
     /// `--rate`, or the rate `--spread` chose (`rate_per_s`); nil for an unpaced run.
     public var rate: Double?

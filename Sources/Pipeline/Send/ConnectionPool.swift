@@ -166,7 +166,7 @@ final class ConnectionPool {
         if slot.endpointIndex < proxies.count, let proxy = proxies[slot.endpointIndex] {
             return connect(slot, to: endpoint, through: proxy)
         }
-        // A fresh DNS resolution for every connection (APNS.md), off this thread.
+        // A fresh DNS resolution for every connection (docs/apns.md), off this thread.
         endpoint.resolve(on: reactor) { [self] result in
             guard !closing else { return }
             switch result {

@@ -1,7 +1,7 @@
 import APNs
 import Transport
 
-/// What the sender does with a row after an answer, by its `Disposition` (APNS.md's table):
+/// What the sender does with a row after an answer, by its `Disposition` (docs/apns.md's response table):
 /// finish it with an outcome, retry it (after a backoff, maybe elsewhere), refresh the provider
 /// token first, or stop the whole run.
 public struct RetryPolicy: Sendable {

@@ -157,7 +157,7 @@ struct SendCommand: ParsableCommand {
     var noResendLost = false
     @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
     var dryRun = false
-    @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (README, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs. Default: none; every row.", valueName: "K/N"))
+    @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (docs/sending.md, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs. Default: none; every row.", valueName: "K/N"))
     var shard: String?
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win. Default: none.")
     var config: String?

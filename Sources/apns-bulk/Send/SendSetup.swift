@@ -306,3 +306,81 @@ struct SendSetup {
         throw RunFailure.usage("\(stamp) and its next 999 numbered names are taken: give --out DIR")
     }
 }
+
+extension SendSetup {
+    /// `--rate` and `--spread`: one or the other, a positive rate, a duration with units, and for
+    /// `--spread` an input the prescan counts (the rate is its row count over the duration).
+    /// `--spread 0s` (any zero duration) means no spread, as if it were not given.
+    static func pace(_ command: SendCommand, configuration: inout CampaignConfiguration) throws {
+        var spread: (text: String, seconds: Double)?
+        if let text = command.spread {
+            guard let seconds = PacerDuration.seconds(parsing: text) else {
+                throw RunFailure.usage("--spread \(text): give a duration with units (h, m and s, largest first), such as 90s, 30m, 2h or 1h30m; 0s means no spread")
+            }
+            if seconds > 0 { spread = (text, seconds) }
+        }
+        if command.rate != nil && spread != nil {
+            throw RunFailure.usage("--rate and --spread both set the pace: give one (--rate N per second, or --spread DURATION for the whole campaign)")
+        }
+        if let rate = command.rate {
+            guard rate > 0, rate.isFinite else {
+                throw RunFailure.usage("--rate \(rate): give a positive number of notifications per second, such as 500 or 0.5")
+            }
+            configuration.rate = rate
+        }
+        if let spread {
+            guard configuration.prescan else {
+                let why = command.noPrescan ? "--no-prescan is given" : "--input \(command.input) is a stream (stdin or a pipe), read only once"
+                throw RunFailure.usage("--spread \(spread.text): it picks the rate from the row count, which the prescan finds, "
+                                       + "and \(why): give --rate N instead, or a regular file without --no-prescan")
+            }
+            configuration.spreadSeconds = spread.seconds
+        }
+    }
+}
+
+extension SendSetup {
+    /// `--dry-run`'s offline check of the credentials, as far as they can be checked without
+    /// APNs: a signing key has signed a provider token (TokenSource's first), and the key's own
+    /// public half must verify it; a client certificate must match its key and be valid today,
+    /// or APNs would refuse every connection.
+    static func checkDryRun(_ command: SendCommand, credentials: SendCredentials) throws {
+        if command.resume {
+            throw RunFailure.usage("--dry-run with --resume: a dry run sends nothing, so there is no campaign to resume; leave one of them off")
+        }
+        for key in credentials.keys {
+            do {
+                let verifier = try TokenVerifier(signingKey: key.signingKey, keyID: key.source.keyID, teamID: key.source.teamID)
+                _ = try verifier.verify(key.source.current.jwt)
+            } catch {
+                throw RunFailure.usage("--key-file \(key.entry.key.file): a provider token it signed does not verify with its own public key (\(error)); give the .p8 key downloaded from Apple")
+            }
+        }
+        for certificate in credentials.certificates {
+            let file = certificate.file
+            let identity = certificate.identity
+            guard identity.keyMatchesCertificate else {
+                throw RunFailure.usage("\(file): its private key does not belong to its certificate; export the certificate together with its own key")
+            }
+            let validity = identity.validity
+            if validity.expired {
+                throw RunFailure.usage("\(file): the certificate expired on \(validity.notAfter) (by this machine's clock); APNs refuses it: renew it in Apple's developer account")
+            }
+            if validity.notYetValid {
+                throw RunFailure.usage("\(file): the certificate is not valid yet by this machine's clock; check the clock, or wait")
+            }
+        }
+    }
+
+    /// `--endpoint mock` in a dry run with several credentials: no mock starts, but each
+    /// environment one would play gets a stand-in endpoint ("mock:0", never connected to), so the
+    /// dry run routes rows as the rehearsal would instead of finding their environment unserved.
+    static func dryRunMocks(_ environments: [APNsEnvironment], _ endpoints: inout [Endpoint],
+                            _ endpointEnvironments: inout [APNsEnvironment], _ proxies: inout [HTTPProxy?]) {
+        for environment in environments {
+            endpoints.append(Endpoint(host: "mock", port: 0))
+            endpointEnvironments.append(environment)
+            proxies.append(nil)
+        }
+    }
+}

@@ -2,7 +2,7 @@ import APNs
 import Synchronization
 
 /// Whether APNs has shown a credential group's environment to be its tokens' own, and the
-/// BadDeviceToken answers the group holds back until it has (DESIGN.md: the cleanup list names
+/// BadDeviceToken answers the group holds back until it has (docs/resume-and-bad-nights.md: the cleanup list names
 /// only dead tokens).
 ///
 /// A token of the other environment (sandbox sent to production, or the reverse) is answered

@@ -22,7 +22,7 @@ struct GroupHandOff {
     static let parkBudget = 32_768
 
     /// What the reader waits on while every queue its rows are parked for is full.
-    private let room = Doorbell()
+    private let room = RoomWakeUp()
 
     /// Rows per group not read yet (the prescan's count less those routed); nil without a count.
     private var unread: [Int]?
@@ -78,7 +78,7 @@ struct GroupHandOff {
     /// while some group may need the rows ahead: one with rows still unread, none parked and its
     /// queue at most half full (a stalled group's rows park, up to `parkBudget` in all, while the
     /// others' are read). Otherwise (every queue that wants rows is full: a fast reader's steady
-    /// state) it waits until a consumer makes room, rung by the queues (`Doorbell`), instead of
+    /// state) it waits until a consumer makes room, woken by the queues (`RoomWakeUp`), instead of
     /// parking on: parked rows only held memory, and rows read far ahead are cold by the time
     /// they are sent (the ten-key benchmark's RSS went from 58 to 150 MiB that way). Without the
     /// prescan's counts any group may need the rows ahead. With `draining`, it waits until none
@@ -107,9 +107,9 @@ struct GroupHandOff {
                 let queue = groups[number].work
                 let half = Swift.max(1, queue.capacity / 2)
                 if !pending[number].isEmpty {
-                    queue.ringWhenRoom(Swift.min(pending[number].count, half), room)
+                    queue.wakeWhenRoom(Swift.min(pending[number].count, half), room)
                 } else if !draining && parkedCount <= Self.parkBudget && (unread?[number] ?? 1) > 0 {
-                    queue.ringWhenRoom(half, room)
+                    queue.wakeWhenRoom(half, room)
                 }
             }
             room.wait(timeoutSeconds: 0.05)

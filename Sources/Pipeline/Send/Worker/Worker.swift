@@ -8,9 +8,12 @@ import Transport
 /// The pull model: whenever a connection has a free stream slot it takes the next job — first from
 /// this worker's ready list (retries that are due, resends), then a batch from the shared work
 /// queue. A fast connection takes more, a stalled one takes none; nothing is pushed.
+///
+/// How it settles what comes back is `Worker+Answers.swift`; what it hands on (records to the writer,
+/// spent jobs to the reader, counters to the recorder) is `Worker+HandOff.swift`.
 // Confined to its reactor's thread: it crosses threads only inside `reactor.execute` closures,
 // which run on that thread.
-final class Worker: ClientConnectionDelegate, @unchecked Sendable {
+final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendable {
     let reactor: Reactor
     let shared: CampaignShared
     /// `shared.control`, read for every answer: reached through `shared` it was retained and
@@ -26,7 +29,7 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
     /// `shared.sentRows`' bitmap, marked for each request submitted (`SentRows.mark`).
     private let sentRows: SentRows?
     let pool: ConnectionPool
-    /// Where `counters` go about once a second (`WorkerRecording.swift`); `index` is this worker's slot there.
+    /// Where `counters` go about once a second (`Worker+HandOff.swift`); `index` is this worker's slot there.
     let recorder: RunRecorder?
     let index: Int
     @exclusivity(unchecked) var counters = WorkerCounters()
@@ -82,6 +85,37 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             pool.start(slots: assigned, delegate: self)
         } else {
             startAtFirstRow(slots: assigned)
+        }
+    }
+
+    /// With several credential groups: opens the connections once the group has a row (a key with
+    /// no rows opens none), at the next `put` into its queue, or when another group moves one here.
+    func startAtFirstRow(slots assigned: [ConnectionSlot]) {
+        waitingSlots = assigned
+        let reactor = self.reactor
+        group.addWaker { [weak self] in
+            reactor.execute { [weak self] in
+                guard let self else { return }
+                openIfRowsWait()
+                fillAll()
+            }
+        }
+        group.work.callWhenAvailable { [weak self] in
+            reactor.execute { [weak self] in self?.openIfRowsWait() }
+        }
+    }
+
+    /// Opens the pool when the group has rows; else waits for the next.
+    private func openIfRowsWait() {
+        guard !poolStarted, !stopping else { return }
+        if group.hasWaitingRows || !ready.isEmpty {
+            poolStarted = true
+            pool.start(slots: waitingSlots, delegate: self)
+        } else if !group.work.isClosed {
+            let reactor = self.reactor
+            group.work.callWhenAvailable { [weak self] in
+                reactor.execute { [weak self] in self?.openIfRowsWait() }
+            }
         }
     }
 
@@ -189,6 +223,23 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         }
     }
 
+    /// After a paced fill: permits left over go back to the pacer; when every permit was used and
+    /// the connection could take more, one timer per worker wakes it when the next permit is due.
+    /// A paced worker sleeps in the reactor's wait; it never polls.
+    func paced(_ pacer: Pacer, unused: Int, on connection: ClientConnection) {
+        let now = Reactor.monotonicNanoseconds()
+        if unused > 0 {
+            pacer.giveBack(unused, now: now)
+            return
+        }
+        guard connection.freeStreamSlots > 0, !paceTimerSet, !stopping else { return }
+        paceTimerSet = true
+        reactor.schedule(after: .nanoseconds(Int64(pacer.wait(now: now)))) { [self] in
+            paceTimerSet = false
+            fillAll()
+        }
+    }
+
     private func nextJob(for slot: ConnectionSlot) -> Job? {
         if ready.isEmpty { refill() }
         guard let job = ready.popFirst() else { return nil }
@@ -276,59 +327,13 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
         return true
     }
 
-    // MARK: - Answers
-
-    func connection(_ connection: ClientConnection, didReceive response: H2Response) {
-        guard let job = inFlight.remove(tag: response.tag) else { return }
-        // The apns-id stays inline (response.apnsIDText) on its way to the result log.
-        // An empty body (every 200's) skips the generic decoding initializer, unspecialized across modules.
-        let answer = response.body.isEmpty ? Response(status: response.status, reasonText: nil)
-            : Response(status: response.status, apnsID: nil, body: response.body)
-        let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
-        if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
-        if !environmentProven && (answer.status == 200 || answer.status == 410) { environmentProved() }
-        if settleRunWideRefusal(job, answer: answer, response: response, latency: latency, on: connection) {
-            schedulePublish()
-            return
-        }
-        if answer.status == 403 || answer.status == 429, settleTokenTrouble(job, answer: answer, on: connection,
-                                                                           response: response, latency: latency) {
-            schedulePublish()
-            return
-        }
-        let action = retryPolicy.decide(answer.disposition, attempts: job.attempts,
-                                        expiration: expiration(of: job), nowMilliseconds: WallClock.milliseconds())
-        switch action {
-        case .finish(let outcome):
-            if outcome == .badToken, job.fallbackFrom == 0, shared.configuration.environmentFallback,
-               moveToOtherEnvironment(job) {
-                break
-            }
-            if outcome == .badToken, !environmentProven, answer.reason == .badDeviceToken {
-                holdUnproven(consume job, answer: answer, response: response, latency: latency, connection: connection)
-                break
-            }
-            // The job's last use: its record takes over its bytes.
-            finish(record(of: job, outcome, token: job.takeDeviceToken(), answer: answer, response: response,
-                          latency: latency, connection: connection))
-            recycle(consume job)
-        case .retry(let delay, let elsewhere):
-            if elsewhere, let slotIndex = pool.slotIndex(for: connection) { job.avoidConnection = pool.slots[slotIndex].id }
-            retry(job, afterMilliseconds: delay, lastAnswer: answer)
-        case .refreshTokenAndRetry:
-            // `settleTokenTrouble` refreshed the token already.
-            retry(job, afterMilliseconds: 0, lastAnswer: answer)
-        case .stopRun:
-            if answer.reason == .unrelatedKeyIdInToken, shared.groups.count > 1, resendOnFreshConnection(job, connection, answer: answer) {
-                break
-            }
-            let reason = answer.reasonText ?? "status \(answer.status)"
-            stopRun(.credentialsRefused(reason: reason), at: job, answer: answer, reason: reason, response: response,
-                    latency: latency, connection: connection)
-        }
-        if control.isStopping && !stopping { beginStopping() }
-        schedulePublish()
+    /// Submitting from inside a delegate callback is fine (the connection flushes after the read),
+    /// but filling other connections must not happen re-entrantly: defer it to the next turn.
+    func scheduleRefill() {
+        reactor.execute { [unowned self] in fillAll() }
     }
+
+    // MARK: - Retries
 
     func retry(_ job: Job, afterMilliseconds delay: Int, lastAnswer: Response) {
         guard !stopping else {
@@ -350,11 +355,5 @@ final class Worker: ClientConnectionDelegate, @unchecked Sendable {
             fillAll()
         }
         retryTimers[tag] = (timer, job)
-    }
-
-    /// Submitting from inside a delegate callback is fine (the connection flushes after the read),
-    /// but filling other connections must not happen re-entrantly: defer it to the next turn.
-    func scheduleRefill() {
-        reactor.execute { [unowned self] in fillAll() }
     }
 }

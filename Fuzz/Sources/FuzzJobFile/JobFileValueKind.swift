@@ -1,0 +1,1 @@
+../../../Sources/apns-bulk/JobFile/JobFileValueKind.swift

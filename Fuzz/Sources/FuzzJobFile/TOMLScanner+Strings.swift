@@ -1,1 +1,0 @@
-../../../Sources/apns-bulk/JobFile/TOML/TOMLScanner+Strings.swift
