@@ -20,10 +20,10 @@ let package = Package(
         // CSVParseTranscript.swift is PipelineTests' own file (symlinked in): the differential test
         // and this fuzzer compare the fast path with libcsv the same way.
         .executableTarget(name: "FuzzCSVFast", dependencies: [
-            "FuzzSupport", .product(name: "Pipeline", package: "apns-bulk"), .product(name: "APNs", package: "apns-bulk"),
+            "FuzzSupport", .product(name: "Pipeline", package: "apns-bulk"), .product(name: "ByteScan", package: "apns-bulk"),
         ]),
         .executableTarget(name: "FuzzJSON", dependencies: [
-            "FuzzSupport", .product(name: "APNs", package: "apns-bulk"),
+            "FuzzSupport", .product(name: "APNs", package: "apns-bulk"), .product(name: "ByteScan", package: "apns-bulk"),
         ]),
         .executableTarget(name: "FuzzResponse", dependencies: [
             "FuzzSupport", .product(name: "APNs", package: "apns-bulk"), .product(name: "Transport", package: "apns-bulk"),

@@ -1,4 +1,4 @@
-import APNs
+import ByteScan
 import FuzzSupport
 @testable import Pipeline
 

@@ -1,4 +1,5 @@
 @testable import APNs
+import ByteScan
 import FuzzSupport
 
 /// The RFC 8259 validator every payload goes through, and the APNs error-body reader built on it.

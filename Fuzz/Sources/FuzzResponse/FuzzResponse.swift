@@ -35,7 +35,9 @@ func settle(_ response: Response) {
 }
 
 func wire(_ input: inout FuzzInput) {
-    guard let session = try? H2ClientSession(configuration: .init(authority: "api.push.apple.com", maxStreams: 4)) else {
+    guard let session = try? H2ClientSession(configuration: .init(
+        authority: "api.push.apple.com", maxStreams: 4,
+        capturedHeaders: H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID))) else {
         fuzzCheck(false, "no client session")
         return
     }

@@ -1,3 +1,4 @@
+import ByteScan
 /// Where `JSONScanner` is in the grammar: what the next byte (after whitespace) may be.
 enum JSONScanState {
     case value, valueOrArrayEnd, key, keyOrObjectEnd, colon, afterValue

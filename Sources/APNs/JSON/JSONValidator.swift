@@ -1,3 +1,4 @@
+import ByteScan
 /// Checks that bytes are one JSON object (RFC 8259) and nothing else, as APNs wants its payload.
 ///
 /// One pass over the bytes, no allocation: the nesting stack is a fixed `Limits.jsonDepth`

@@ -1,3 +1,4 @@
+import ByteScan
 /// An APNs device token: the bytes an app got from `registerForRemoteNotifications`, written
 /// as hex. Its length is not assumed (32 bytes today); only empty and absurd (over
 /// `Limits.deviceTokenBytes`) tokens are refused.

@@ -1,3 +1,4 @@
+import ByteScan
 import Transport
 
 /// The `apns-id` of an answer: one the mock made (inline bytes), or the request's own, echoed.

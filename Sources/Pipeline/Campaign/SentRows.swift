@@ -1,4 +1,4 @@
-import CLinux
+import ByteScan
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,7 +75,7 @@ final class SentRows: @unchecked Sendable {
     /// Marks `row` sent. Any reactor thread, for a row the reader has covered.
     @inline(__always)
     func mark(_ row: Int) {
-        apnsbulk_set_bit(words, UInt64(truncatingIfNeeded: row))
+        AtomicBits(words: words).set(UInt64(truncatingIfNeeded: row))
     }
 
     /// Unmarks `row`: answered, but held back without a record (a BadDeviceToken before its group's
@@ -83,7 +83,7 @@ final class SentRows: @unchecked Sendable {
     /// nothing: it is no row a crash lost (not counted, not withheld by `--no-resend-lost`).
     @inline(__always)
     func unmark(_ row: Int) {
-        apnsbulk_clear_bit(words, UInt64(truncatingIfNeeded: row))
+        AtomicBits(words: words).clear(UInt64(truncatingIfNeeded: row))
     }
 
     /// Called by the reader with a batch's last row number before the batch's rows are handed on:

@@ -1,3 +1,4 @@
+import ByteScan
 import APNs
 
 /// `CSVParser`'s fast path: splits one record of a read chunk into its fields 16 bytes at a time

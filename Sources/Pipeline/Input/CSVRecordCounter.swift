@@ -1,9 +1,6 @@
-import APNs
+import ByteScan
 #if canImport(Glibc)
 import Glibc
-#endif
-#if arch(x86_64)
-import _Builtin_intrinsics.intel
 #endif
 
 /// Counts the records of CSV text the way `CSVParser` (libcsv, strict) delimits them — blank lines
@@ -11,7 +8,7 @@ import _Builtin_intrinsics.intel
 /// inside an unquoted field, text after a closing quote, a NUL byte, an unclosed quote, a field over
 /// `CSVParser.hardFieldLimit` bytes) without saying what: the prescan then asks libcsv itself for
 /// the exact error and line. This is the prescan's fast path, and it runs over every byte of a
-/// campaign: inside a field it looks at 32 bytes a step (two SSE2 compares on x86-64; 16, as two
+/// campaign: inside a field it looks at 32 bytes a step (two `SSE2Blocks` tests on x86-64; 16, as two
 /// 8-byte SWAR words, elsewhere) and skips a step holding no byte that could end the field; the
 /// byte that could is then handled one at a time.
 struct CSVRecordCounter {
@@ -161,9 +158,8 @@ struct CSVRecordCounter {
     static func skipQuoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         #if arch(x86_64)
         var index = start
-        let quote = _mm_set1_epi8(0x22)
         while count &- index >= 32 {
-            let quotes = Self.mask(raw + index) { _mm_cmpeq_epi8($0, quote) }
+            let quotes = Self.mask(raw + index) { SSE2Blocks.equal($0, 0x22) }
             if quotes != 0 {
                 let ending = endingQuoteBits(quotes)
                 if ending != 0 { return index &+ ending.trailingZeroBitCount }
@@ -183,10 +179,8 @@ struct CSVRecordCounter {
     static func skipUnquoted(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int {
         #if arch(x86_64)
         var index = start
-        let limit = _mm_set1_epi8(0x2C)
         while count &- index >= 32 {
-            // Unsigned `byte <= 0x2C`: the larger of the two is 0x2C.
-            let below = Self.mask(raw + index) { _mm_cmpeq_epi8(_mm_max_epu8($0, limit), limit) }
+            let below = Self.mask(raw + index) { SSE2Blocks.atMost($0, 0x2C) }
             if below != 0 { return index &+ below.trailingZeroBitCount }
             index &+= 32
         }
@@ -197,13 +191,10 @@ struct CSVRecordCounter {
     }
 
     #if arch(x86_64)
-    /// One bit a byte of the 32 at `pointer`, the first byte's lowest: set where `test` (a 16-byte
-    /// SSE2 compare) sets the byte.
+    /// One bit a byte of the 32 at `pointer`, the first byte's lowest: `test`'s masks of its two blocks.
     @inline(__always)
-    private static func mask(_ pointer: UnsafeRawPointer, _ test: (__m128i) -> __m128i) -> UInt32 {
-        let low = _mm_movemask_epi8(test(_mm_loadu_si128(pointer.assumingMemoryBound(to: __m128i.self))))
-        let high = _mm_movemask_epi8(test(_mm_loadu_si128((pointer + 16).assumingMemoryBound(to: __m128i.self))))
-        return UInt32(truncatingIfNeeded: low) | UInt32(truncatingIfNeeded: high) &<< 16
+    private static func mask(_ pointer: UnsafeRawPointer, _ test: (SSE2Blocks.Block) -> SSE2Blocks.Mask) -> UInt32 {
+        test(SSE2Blocks.load(pointer)) | test(SSE2Blocks.load(pointer + 16)) &<< 16
     }
     #endif
 

@@ -1,4 +1,4 @@
-import CLinux
+import ByteScan
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -65,7 +65,7 @@ final class DuplicateBloom {
     /// Starts fetching the key's block, so that an `insert` of it a few rows later finds it in cache.
     @inline(__always)
     func prefetch(_ hash: UInt64) {
-        apnsbulk_prefetch_for_write(block(hash))
+        CachePrefetch.forWriting(block(hash))
     }
 
     /// Sets the key's bits; true when all were set already (the key was probably inserted before).

@@ -1,3 +1,4 @@
+import ByteScan
 import APNs
 
 /// The 64-bit hash that stands for a row's duplicate key, (token in lower case, topic after the

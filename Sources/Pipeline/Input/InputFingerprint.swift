@@ -1,4 +1,4 @@
-import COpenSSL
+import APNs
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,9 +58,7 @@ public struct InputFingerprint: Equatable, Sendable, Codable {
             }
             ranges.append((size - Int64(endBytes), endBytes))
         }
-        guard let digest = EVP_MD_CTX_new() else { throw .inputUnreadable(path: path, detail: "out of memory") }
-        defer { EVP_MD_CTX_free(digest) }
-        EVP_DigestInit_ex(digest, EVP_sha256(), nil)
+        guard let digest = SHA256() else { throw .inputUnreadable(path: path, detail: "out of memory") }
         var buffer = [UInt8](repeating: 0, count: endBytes)
         for range in ranges {
             var done = 0
@@ -74,14 +72,11 @@ public struct InputFingerprint: Equatable, Sendable, Codable {
                 guard got > 0 else {
                     throw .inputUnreadable(path: path, detail: got == 0 ? "the file shrank while being read" : String(cString: strerror(errno)))
                 }
-                buffer.withUnsafeBytes { _ = EVP_DigestUpdate(digest, $0.baseAddress, got) }
+                buffer.withUnsafeBytes { digest.update(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
                 done += got
             }
         }
-        var hash = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        EVP_DigestFinal_ex(digest, &hash, &length)
-        let hex = hash.prefix(Int(length)).map { byte in
+        let hex = digest.finish().map { byte in
             let text = String(byte, radix: 16)
             return byte < 16 ? "0" + text : text
         }.joined()

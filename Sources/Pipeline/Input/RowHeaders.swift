@@ -57,7 +57,7 @@ final class RowHeaders: Sendable {
         self.own = own
         pushType = values.pushType
         expiration = values.expiration
-        fields = values.fields.map { H2Header($0.name, $0.value) }
+        fields = values.fields.map { H2Header($0.name, $0.value, rules: .apple) }
     }
 
     /// Copied out of `values`, read for every row: reading a field through `values` would copy the

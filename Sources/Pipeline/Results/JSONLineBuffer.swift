@@ -1,3 +1,4 @@
+import ByteScan
 import APNs
 
 /// Writes a line of JSON into memory reserved for it (the result log's next frame, or a buffer then

@@ -1,3 +1,4 @@
+import ByteScan
 import Transport
 import ZstdFile
 

@@ -1,3 +1,4 @@
+import APNs
 import Transport
 
 /// One reactor thread's share of the campaign's `--connections`: which endpoint and address each
@@ -209,6 +210,9 @@ final class ConnectionPool {
         scheduleReconnect(slot, after: slot.reconnects.connectionEnded(readyFor: nil))
     }
 
+    /// What each answer keeps of APNs' headers: its apns-id, and the sandbox's apns-unique-id.
+    static let apnsResponseHeaders = H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID)
+
     private func open(_ slot: ConnectionSlot, endpoint: Endpoint, address: SocketAddress, proxy: HTTPProxy? = nil) {
         guard let delegate else { return }
         let configuration = shared.configuration
@@ -216,6 +220,7 @@ final class ConnectionPool {
             endpoint: endpoint, address: address, tls: group.tls, maxStreams: configuration.maxStreams,
             singleStreamUntilAuthorized: group.authentication.kind == .token)
         settings.proxy = proxy
+        settings.capturedHeaders = Self.apnsResponseHeaders
         settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
         settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
         settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))

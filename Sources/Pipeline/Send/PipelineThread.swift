@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
-import CLinux
+import Transport
 
 /// A plain thread for the pipeline's long-running loops (reader, writer): no Swift concurrency on
 /// the hot path. The completion lets another thread wait for it, with or without a timeout.
@@ -17,8 +17,8 @@ enum PipelineThread {
         let completion = ThreadCompletion()
         let thread = Thread {
             // Foundation keeps `name` to itself on Linux: the kernel's name is what `top -H` and `ps -L` show.
-            _ = apnsbulk_set_thread_name(String(name.utf8.prefix(15)) ?? "apns-bulk")
-            if batch { _ = apnsbulk_schedule_as_batch() }
+            CurrentThread.setName(name, fallback: "apns-bulk")
+            if batch { CurrentThread.runAsBatch() }
             body()
             completion.finish()
         }
@@ -29,7 +29,7 @@ enum PipelineThread {
     }
 
     /// The calling thread runs as SCHED_BATCH (for the tests).
-    static var callingThreadIsBatch: Bool { sched_getscheduler(0) == SCHED_BATCH }
+    static var callingThreadIsBatch: Bool { CurrentThread.isBatch }
 }
 
 final class ThreadCompletion: Sendable {

@@ -26,7 +26,7 @@ final class RequestTemplates {
         } else {
             sentIndex = nil
         }
-        authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt)] } ?? []
+        authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt, rules: .apple)] } ?? []
         authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
     }
 
@@ -63,4 +63,10 @@ final class RequestTemplates {
         ownMade[slot] = made
         return (made, [])
     }
+}
+
+extension H2Header.IndexingRules {
+    /// Apple's HPACK guidance for the requests a sender makes (`HPACKGuidance`).
+    static let apple = H2Header.IndexingRules(neverIndexed: HPACKGuidance.neverIndexed,
+                                              indexedOnFirstRequestOnly: HPACKGuidance.indexedOnFirstRequestOnly)
 }

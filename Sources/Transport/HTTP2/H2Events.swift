@@ -1,3 +1,4 @@
+import ByteScan
 /// What a client session reports; delivered by `H2ClientSession.drainEvents(_:)`.
 ///
 /// Every submitted request ends in exactly one of `.response`, `.notProcessed` or `.lost`.
@@ -29,21 +30,23 @@ public struct H2Response: Sendable, Equatable {
     public let submittedAt: UInt64
     /// The HTTP/2 stream the request went out on.
     public let streamID: Int32
-    /// The answer had an `apns-id` (`apnsIDValue`). Declared here, in the padding after
+    /// The answer had the header captured as text (`H2CapturedHeaders.text`: an APNs client's
+    /// `apns-id`; see `apnsIDValue`). Declared here, in the padding after
     /// `streamID`: a wider response (and event) is copied by memcpy calls, no longer inline.
     public let hasAPNsID: Bool
     /// `:status`; 0 if the server sent none that parses.
     public let status: Int
-    /// The `apns-id` response header, if present, kept inline (no allocation per response).
+    /// The header captured as text (an APNs client's `apns-id`), if present, kept inline (no
+    /// allocation per response). The `apnsID` names are the API's since before captures were named.
     public var apnsIDText: InlineText? { hasAPNsID ? apnsIDValue : nil }
     /// `apnsIDText` apart: its text (empty without one) and whether there was one. An
     /// `InlineText?` is copied and destroyed through the runtime's generic enum witnesses (~100
     /// instructions each); the result record takes these two as they are.
     public let apnsIDValue: InlineText
-    /// The `apns-id` response header, if present.
+    /// The header captured as text, if present.
     public var apnsID: String? { apnsIDText?.description }
-    /// The `apns-unique-id` response header (APNs' sandbox sends one: the key to the Push
-    /// Notifications Console's delivery log), when it held a UUID other than the nil UUID.
+    /// The header captured as a UUID (`H2CapturedHeaders.uuid`: an APNs client's `apns-unique-id`,
+    /// which APNs' sandbox sends), when it held a UUID other than the nil UUID.
     public var uniqueID: UUIDBytes? { uniqueIDBytes.isNil ? nil : uniqueIDBytes }
     // Not optional, the nil UUID standing for none: an optional made the response (and the event
     // holding it) 136 bytes, past what the compiler copies inline, so every copy became a memcpy call.

@@ -2,13 +2,11 @@ import CNGHTTP2
 
 /// One request header field, with how HPACK may remember it.
 ///
-/// Apple asks (docs/apns.md, HPACK): `authorization` never indexed; `apns-id`, `apns-expiration`,
-/// `apns-collapse-id` indexed on a connection's first request and never indexed afterwards (they
-/// change per request, so indexing them only churns APNs' small dynamic table); everything else
-/// indexed. `H2Header(name, value)` applies that rule from the name; `:path` is always sent never-indexed
-/// by the session itself.
+/// The caller sets each field's `Indexing`, as its server asks (an APNs client passes Apple's
+/// guidance, `IndexingRules`); `H2Header(name, value)` is plain HPACK, `indexed`. `:path` is always
+/// sent never-indexed by the session itself.
 public struct H2Header: Sendable, Equatable {
-    /// How HPACK may treat the field: Apple's guidance differs per header.
+    /// How HPACK may treat the field.
     public enum Indexing: Sendable, Equatable {
         /// Ordinary HPACK: the encoder may add it to the dynamic table.
         case indexed
@@ -18,6 +16,28 @@ public struct H2Header: Sendable, Equatable {
         case indexedOnFirstRequestOnly
     }
 
+    /// A server's indexing rule for request header names: the names it wants never indexed, those
+    /// it wants indexed on a connection's first request only; every other name indexed.
+    public struct IndexingRules: Sendable {
+        /// Names never indexed (lowercase).
+        public let neverIndexed: [String]
+        /// Names indexed on the first request only (lowercase).
+        public let indexedOnFirstRequestOnly: [String]
+
+        /// The rule of these lists.
+        public init(neverIndexed: [String], indexedOnFirstRequestOnly: [String]) {
+            self.neverIndexed = neverIndexed
+            self.indexedOnFirstRequestOnly = indexedOnFirstRequestOnly
+        }
+
+        /// The indexing for a field named `name`.
+        public func indexing(for name: String) -> Indexing {
+            if neverIndexed.contains(name) { return .neverIndexed }
+            if indexedOnFirstRequestOnly.contains(name) { return .indexedOnFirstRequestOnly }
+            return .indexed
+        }
+    }
+
     /// The lowercase field name.
     public var name: String
     /// The field value.
@@ -25,25 +45,21 @@ public struct H2Header: Sendable, Equatable {
     /// How HPACK may remember it.
     public var indexing: Indexing
 
-    /// A header with Apple's indexing rule for `name` (lowercase, as HTTP/2 requires).
+    /// A field HPACK may index (`indexed`).
     public init(_ name: String, _ value: String) {
-        self.init(name, value, indexing: Self.appleIndexing(for: name))
+        self.init(name, value, indexing: .indexed)
     }
 
-    /// A header with an explicit indexing rule (tests, and headers Apple's rule does not cover).
+    /// A field with the indexing `rules` give its name.
+    public init(_ name: String, _ value: String, rules: IndexingRules) {
+        self.init(name, value, indexing: rules.indexing(for: name))
+    }
+
+    /// A field with an explicit indexing.
     public init(_ name: String, _ value: String, indexing: Indexing) {
         self.name = name
         self.value = value
         self.indexing = indexing
-    }
-
-    /// Apple's HPACK guidance for a request header name.
-    public static func appleIndexing(for name: String) -> Indexing {
-        switch name {
-        case "authorization": .neverIndexed
-        case "apns-id", "apns-expiration", "apns-collapse-id": .indexedOnFirstRequestOnly
-        default: .indexed
-        }
     }
 }
 

@@ -44,10 +44,17 @@ enum H2Wire {
     /// Whether the `length` bytes at `bytes` spell `name` (ASCII, already lowercase on the wire).
     @inline(__always)
     static func equals(_ bytes: UnsafePointer<UInt8>, _ length: Int, _ name: StaticString) -> Bool {
-        guard length == name.utf8CodeUnitCount else { return false }
+        equals(bytes, length, name.utf8Start, name.utf8CodeUnitCount)
+    }
+
+    /// Whether the `length` bytes at `bytes` are the `nameLength` bytes at `name` (never, when
+    /// `nameLength` is negative).
+    @inline(__always)
+    static func equals(_ bytes: UnsafePointer<UInt8>, _ length: Int, _ name: UnsafePointer<UInt8>, _ nameLength: Int) -> Bool {
+        guard length == nameLength else { return false }
         // Two overlapping word loads per side for 4 to 16 bytes (header names are short): a byte
         // loop was ~4 instructions a byte, on every field of every answer.
-        let actual = UnsafeRawPointer(bytes), expected = UnsafeRawPointer(name.utf8Start)
+        let actual = UnsafeRawPointer(bytes), expected = UnsafeRawPointer(name)
         if length >= 8 && length <= 16 {
             return actual.loadUnaligned(as: UInt64.self) == expected.loadUnaligned(as: UInt64.self)
                 && actual.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
@@ -58,7 +65,7 @@ enum H2Wire {
                 && actual.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
                 == expected.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
         }
-        for index in 0..<length where bytes[index] != name.utf8Start[index] { return false }
+        for index in 0..<length where bytes[index] != name[index] { return false }
         return true
     }
 

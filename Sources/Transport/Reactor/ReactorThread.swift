@@ -1,4 +1,3 @@
-import CLinux  // apnsbulk_set_thread_name
 import Glibc
 
 /// Threads for the transport: reactor loops and one-shot resolver threads. Plain pthreads, so a
@@ -22,7 +21,7 @@ enum ReactorThread {
         let status = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let start = Unmanaged<Start>.fromOpaque(argument).takeRetainedValue()
-            _ = apnsbulk_set_thread_name(String(start.name.utf8.prefix(15)) ?? "reactor")
+            CurrentThread.setName(start.name, fallback: "reactor")
             start.body()
             return nil
         }, start)

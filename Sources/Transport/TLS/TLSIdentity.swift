@@ -160,3 +160,139 @@ enum PEMFile {
         return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
     }
 }
+
+extension TLSIdentity {
+    /// Loads a `.p12` (PKCS#12) file: the certificate, its key and any CA certificates in it.
+    ///
+    /// Keychain exports are often encrypted with RC2 or 3DES, which OpenSSL 3 keeps in its
+    /// `legacy` provider; it is loaded (with `default`) before parsing, and its absence is named
+    /// in the error when such a file cannot be decrypted.
+    public static func load(pkcs12File path: String, password: String) throws(TLSError) -> TLSIdentity {
+        let bytes = try PEMFile.read(path)
+        let legacy = LegacyProvider.status
+        return try PEMFile.withBIO(bytes) { bio throws(TLSError) in
+            guard let p12 = d2i_PKCS12_bio(bio, nil) else {
+                ERR_clear_error()
+                throw TLSError.unusableFile(path: path, reason: "not a PKCS#12 (.p12) file")
+            }
+            defer { PKCS12_free(p12) }
+            guard let usedPassword = macPassword(p12, password) else {
+                ERR_clear_error()
+                throw password.isEmpty ? TLSError.pkcs12PasswordNeeded(path: path) : TLSError.pkcs12WrongPassword(path: path)
+            }
+            var key: OpaquePointer?
+            var certificate: OpaquePointer?
+            var authorities: OpaquePointer?
+            let parsed = usedPassword.withCString { PKCS12_parse(p12, $0, &key, &certificate, &authorities) }
+            guard parsed == 1, let key, let certificate else {
+                let errors = OpenSSLErrors.take()
+                if case let .failure(detail) = legacy {
+                    throw TLSError.pkcs12LegacyProviderMissing(path: path, detail: detail.description)
+                }
+                throw TLSError.unusableFile(path: path, reason: "cannot decrypt the certificate or key: \(errors.reasonText)")
+            }
+            var chain: [OpaquePointer] = []
+            if let authorities {
+                for index in 0..<apnsbulk_sk_X509_num(authorities) {
+                    if let authority = apnsbulk_sk_X509_value(authorities, index), X509_up_ref(authority) == 1 {
+                        chain.append(authority)
+                    }
+                }
+                apnsbulk_sk_X509_pop_free(authorities)
+            }
+            return TLSIdentity(certificate: certificate, privateKey: key, chain: chain)
+        }
+    }
+
+    /// The password that verifies the file's MAC, or nil. An empty password may be stored either
+    /// as "" or as none at all, so both are tried (as `openssl pkcs12` does).
+    private static func macPassword(_ p12: OpaquePointer, _ password: String) -> String? {
+        if password.withCString({ PKCS12_verify_mac(p12, $0, -1) }) == 1 { return password }
+        if password.isEmpty, PKCS12_verify_mac(p12, nil, 0) == 1 { return password }
+        return nil
+    }
+}
+
+/// OpenSSL's `legacy` provider (RC2, 3DES-era PBEs), loaded once per process alongside `default`
+/// (loading any provider explicitly stops OpenSSL from loading `default` by itself).
+enum LegacyProvider {
+    static let status: Result<Void, LoadFailure> = {
+        _ = OSSL_PROVIDER_load(nil, "default")
+        guard OSSL_PROVIDER_load(nil, "legacy") != nil else {
+            return .failure(LoadFailure(OpenSSLErrors.take().reasonText))
+        }
+        return .success(())
+    }()
+
+    struct LoadFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+extension TLSIdentity {
+    /// Whether the private key belongs to the certificate. A PEM pair is checked as it loads; a
+    /// .p12 can hold a key and a certificate that do not match, which only a handshake would show.
+    public var keyMatchesCertificate: Bool {
+        defer { ERR_clear_error() }
+        return X509_check_private_key(certificate, privateKey) == 1
+    }
+
+    /// The certificate's validity by this machine's clock: `notAfter` as OpenSSL prints it
+    /// ("Nov 25 12:00:00 2027 GMT"), and whether the certificate is expired or not valid yet:
+    /// APNs refuses such a certificate in the handshake, so a dry run says so before the night.
+    public var validity: (notAfter: String, expired: Bool, notYetValid: Bool) {
+        let notAfter = X509_get0_notAfter(certificate)
+        let notBefore = X509_get0_notBefore(certificate)
+        let text = PEMFile.encode { bio in notAfter.map { ASN1_TIME_print(bio, $0) } ?? 0 }
+        // X509_cmp_current_time: -1 when the time is before now, 1 after, 0 on error.
+        let expired = notAfter.map { X509_cmp_current_time($0) < 0 } ?? false
+        let notYetValid = notBefore.map { X509_cmp_current_time($0) > 0 } ?? false
+        return (text, expired, notYetValid)
+    }
+}
+
+// What a certificate says beyond its key: its extensions by OID and its subject's fields, for a
+// caller that knows what its certificates carry (APNs' `PushCertificateClaims`).
+extension TLSIdentity {
+    /// The value of the certificate's extension `oid` (dotted text, "1.2.840.113635.100.6.3.6"):
+    /// its bytes (DER, as the issuer wrote them); nil when the certificate has none, or `oid` is none.
+    public func extensionBytes(oid: String) -> [UInt8]? {
+        Self.extensionData(certificate, oid: oid)
+    }
+
+    /// The subject's UID (userId) field; nil when absent or empty.
+    public var subjectUserID: String? {
+        Self.subjectField(certificate, nid: NID_userId)
+    }
+
+    /// What records and messages call the certificate: its subject's CN, else its UID, else the subject.
+    public var label: String {
+        Self.subjectField(certificate, nid: NID_commonName) ?? Self.subjectField(certificate, nid: NID_userId) ?? subject
+    }
+
+    private static func subjectField(_ certificate: OpaquePointer, nid: Int32) -> String? {
+        guard let name = X509_get_subject_name(certificate) else { return nil }
+        let index = X509_NAME_get_index_by_NID(name, nid, -1)
+        guard index >= 0, let entry = X509_NAME_get_entry(name, index),
+              let data = X509_NAME_ENTRY_get_data(entry) else { return nil }
+        let text = bytes(of: data).map { String(decoding: $0, as: UTF8.self) }
+        return text?.isEmpty == false ? text : nil
+    }
+
+    private static func extensionData(_ certificate: OpaquePointer, oid: String) -> [UInt8]? {
+        guard let object = OBJ_txt2obj(oid, 1) else { return nil }
+        defer { ASN1_OBJECT_free(object) }
+        let index = X509_get_ext_by_OBJ(certificate, object, -1)
+        guard index >= 0, let item = X509_get_ext(certificate, index), let data = X509_EXTENSION_get_data(item) else {
+            return nil
+        }
+        return bytes(of: data)
+    }
+
+    private static func bytes(of string: UnsafeMutablePointer<ASN1_STRING>) -> [UInt8]? {
+        let length = Int(ASN1_STRING_length(string))
+        guard length >= 0, let start = ASN1_STRING_get0_data(string) else { return nil }
+        return Array(UnsafeBufferPointer(start: start, count: length))
+    }
+}

@@ -64,7 +64,7 @@ struct EmbeddedMock {
                                                                                     : .issuersOf(clientIdentities))
             // A push certificate names its apps (its topics extension, or the subject's UID), as for APNs.
             if configuration.topics.isEmpty {
-                configuration.topics = Set(clientIdentities.flatMap(\.pushTopics))
+                configuration.topics = Set(clientIdentities.flatMap(\.pushClaims.topics))
             }
         } else if !mockChecksItsOwn, !keys.isEmpty {
             let unrestricted = keys.count == 1 && keys[0].environment == nil && keys[0].topics == nil

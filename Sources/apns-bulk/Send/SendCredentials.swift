@@ -131,9 +131,10 @@ struct SendCredentials {
                 throw RunFailure.usage("\(source.file): the same certificate as \(first); give each certificate once")
             }
             seen[identity.certificatePEM] = source.file
-            let (development, production) = identity.pushEnvironments
-            let environment: APNsEnvironment? = development == production ? nil : (development ? .sandbox : .production)
-            return Certificate(file: source.file, identity: identity, topics: identity.pushTopics, environment: environment)
+            let claims = identity.pushClaims
+            let environment: APNsEnvironment? = claims.development == claims.production ? nil
+                : (claims.development ? .sandbox : .production)
+            return Certificate(file: source.file, identity: identity, topics: claims.topics, environment: environment)
         }
     }
 
@@ -169,5 +170,12 @@ struct SendCredentials {
                                              secret: .certificate(context)))
         }
         return result
+    }
+}
+
+extension TLSIdentity {
+    /// What the certificate says it serves, by Apple's extensions (its apps and environment).
+    var pushClaims: PushCertificateClaims {
+        PushCertificateClaims(extensionBytes: extensionBytes(oid:), subjectUserID: subjectUserID)
     }
 }

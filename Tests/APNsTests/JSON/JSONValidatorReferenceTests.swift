@@ -1,3 +1,4 @@
+import ByteScan
 @testable import APNs
 import Testing
 

@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import Testing
 import TestSupport
+import APNs
 import Transport
 import MockAPNs
 
@@ -223,6 +224,7 @@ func runAgainstMock(total: Int, maxStreams: Int = 100, singleStreamUntilAuthoriz
         var settings = ClientConnection.Configuration(
             endpoint: Endpoint(host: "127.0.0.1", port: port), address: .loopback(port: port), tls: tls,
             maxStreams: maxStreams, singleStreamUntilAuthorized: singleStreamUntilAuthorized)
+        settings.capturedHeaders = H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID)
         adjust(&settings)
         ClientConnection(reactor: reactor, configuration: settings, delegate: driver).start()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import APNs
 import Transport
 
 /// A real HTTP/2-over-TLS client for the mock's network tests: connects to 127.0.0.1, submits
@@ -78,7 +79,9 @@ final class MockTestClient: ReactorHandler {
             self.tls = tls
             tls.startHandshake(on: reactor, timeout: .seconds(5)) { [self] result in
                 guard case .success = result,
-                      let session = try? H2ClientSession(configuration: .init(authority: "127.0.0.1", maxStreams: 1000)),
+                      let session = try? H2ClientSession(configuration: .init(
+                          authority: "127.0.0.1", maxStreams: 1000,
+                          capturedHeaders: H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID))),
                       (try? reactor.register(tls.socket.fd, interest: .readable, handler: self)) != nil else { return finish() }
                 self.session = session
                 pump()

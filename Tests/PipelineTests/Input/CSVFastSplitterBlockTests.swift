@@ -1,3 +1,4 @@
+import ByteScan
 import APNs
 import Testing
 import TestSupport

@@ -1,3 +1,4 @@
+import ByteScan
 import Testing
 import TestSupport
 import Transport

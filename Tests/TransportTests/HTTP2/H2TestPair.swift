@@ -19,7 +19,7 @@ final class H2TestPair {
     private var clientOutput: [UInt8] = []
     private var serverOutput: [UInt8] = []
 
-    init(client: H2ClientSession.Configuration = .init(authority: "api.push.apple.com", maxStreams: 100),
+    init(client: H2ClientSession.Configuration = .init(authority: "api.push.apple.com", maxStreams: 100, capturedHeaders: .apns),
          server: H2ServerSession.Configuration = .init(maxConcurrentStreams: 1000)) throws {
         self.client = try H2ClientSession(configuration: client)
         self.server = try H2ServerSession(configuration: server)
@@ -56,11 +56,11 @@ final class H2TestPair {
     func submit(tag: UInt64, token: String = String(repeating: "ab", count: 32), apnsID: String? = nil,
                 body: [UInt8] = Array(#"{"aps":{"alert":"hi"}}"#.utf8)) throws -> Int32 {
         var headers = [
-            H2Header("authorization", "bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyMzQ1NjcifQ.e30.c2ln"),
-            H2Header("apns-push-type", "alert"),
-            H2Header("apns-topic", "com.example.app"),
+            H2Header("authorization", "bearer eyJhbGciOiJFUzI1NiIsImtpZCI6IkFCQzEyMzQ1NjcifQ.e30.c2ln", rules: .apns),
+            H2Header("apns-push-type", "alert", rules: .apns),
+            H2Header("apns-topic", "com.example.app", rules: .apns),
         ]
-        if let apnsID { headers.append(H2Header("apns-id", apnsID)) }
+        if let apnsID { headers.append(H2Header("apns-id", apnsID, rules: .apns)) }
         return try client.submit(path: "/3/device/\(token)", headers: headers, body: body, tag: tag, submittedAt: tag)
     }
 
@@ -75,4 +75,15 @@ final class H2TestPair {
     var lost: [(tag: UInt64, cause: H2LossCause)] {
         clientEvents.compactMap { if case .lost(let tag, let cause) = $0 { (tag, cause) } else { nil } }
     }
+}
+
+extension H2CapturedHeaders {
+    /// What an APNs client keeps of each answer, as the sender names it.
+    static let apns = H2CapturedHeaders(text: "apns-id", uuid: "apns-unique-id")
+}
+
+extension H2Header.IndexingRules {
+    /// Apple's HPACK guidance, as an APNs client passes it (APNs' `HPACKGuidance`).
+    static let apns = H2Header.IndexingRules(neverIndexed: ["authorization"],
+                                             indexedOnFirstRequestOnly: ["apns-id", "apns-expiration", "apns-collapse-id"])
 }

@@ -1,3 +1,4 @@
+import ByteScan
 import CNGHTTP2
 
 /// nghttp2's callbacks for `H2ClientSession`: C functions without captures that find their session
@@ -118,8 +119,8 @@ extension H2ClientSession {
         return streams.index(of: streamID, userData: nghttp2_session_get_stream_user_data(session, streamID))
     }
 
-    /// Small, and inlined into nghttp2's callback: the `apns-id` copy (its text on the stack, with
-    /// a stack guard) lives apart, so `:status`, the other field of every answer, pays for none of it.
+    /// Small, and inlined into nghttp2's callback: the captured text's copy (its text on the stack,
+    /// with a stack guard) lives apart, so `:status`, the other field of every answer, pays for none of it.
     @inline(__always)
     func header(streamID: Int32, name: UnsafePointer<UInt8>, nameLength: Int,
                 value: UnsafePointer<UInt8>, valueLength: Int) {
@@ -127,25 +128,25 @@ extension H2ClientSession {
         let stream = streams.state(at: index)
         if H2Wire.equals(name, nameLength, ":status") {
             stream.pointee.noteStatus(valueLength == 3 ? H2Wire.status(value, valueLength) : 0)
-        } else if H2Wire.equals(name, nameLength, "apns-id") {
-            Self.noteAPNsID(stream, UnsafeBufferPointer(start: value, count: valueLength))
+        } else if H2Wire.equals(name, nameLength, capturedNames.text, capturedNames.textLength) {
+            Self.noteCapturedText(stream, UnsafeBufferPointer(start: value, count: valueLength))
         } else if H2Wire.equals(name, nameLength, "content-length") {
             stream.pointee.noteContentLength(H2Wire.decimal(value, valueLength))
-        } else if H2Wire.equals(name, nameLength, "apns-unique-id") {
+        } else if H2Wire.equals(name, nameLength, capturedNames.uuid, capturedNames.uuidLength) {
             // Only a UUID: anything else is left out rather than written into records.
-            stream.pointee.uniqueID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
+            stream.pointee.capturedUUID = UUIDBytes(text: UnsafeBufferPointer(start: value, count: valueLength))
         }
     }
 
     @inline(never)
-    private static func noteAPNsID(_ stream: UnsafeMutablePointer<Stream>, _ value: UnsafeBufferPointer<UInt8>) {
+    private static func noteCapturedText(_ stream: UnsafeMutablePointer<Stream>, _ value: UnsafeBufferPointer<UInt8>) {
         let text = InlineText(value)
-        if stream.pointee.hasAPNsID {
-            stream.pointee.apnsID = text
+        if stream.pointee.hasCapturedText {
+            stream.pointee.capturedText = text
         } else {
             // The slot's blank text holds no reference: written over, not destroyed first.
-            withUnsafeMutablePointer(to: &stream.pointee.apnsID) { $0.initialize(to: text) }
-            stream.pointee.hasAPNsID = true
+            withUnsafeMutablePointer(to: &stream.pointee.capturedText) { $0.initialize(to: text) }
+            stream.pointee.hasCapturedText = true
         }
     }
 
@@ -193,19 +194,19 @@ extension H2ClientSession {
         guard !stream.pointee.answered else { return }
         if stream.pointee.isMalformedAtEnd { return malformedResponse(index: index, streamID: streamID) }
         stream.pointee.answered = true
-        // The body and the apns-id move into the response (no copy, no retain), leaving the slot's
-        // blank state behind.
+        // The body and the captured text move into the response (no copy, no retain), leaving the
+        // slot's blank state behind.
         var body: [UInt8] = []
         swap(&body, &stream.pointee.responseBody)
-        let hasAPNsID = stream.pointee.hasAPNsID
-        var apnsID = InlineText()
-        if hasAPNsID {
-            swap(&apnsID, &stream.pointee.apnsID)
-            stream.pointee.hasAPNsID = false
+        let hasCapturedText = stream.pointee.hasCapturedText
+        var capturedText = InlineText()
+        if hasCapturedText {
+            swap(&capturedText, &stream.pointee.capturedText)
+            stream.pointee.hasCapturedText = false
         }
         let response = H2Response(tag: stream.pointee.tag, submittedAt: stream.pointee.submittedAt, streamID: streamID,
-                                  status: stream.pointee.status, apnsIDValue: consume apnsID, hasAPNsID: hasAPNsID,
-                                  uniqueID: stream.pointee.uniqueID, body: consume body)
+                                  status: stream.pointee.status, apnsIDValue: consume capturedText, hasAPNsID: hasCapturedText,
+                                  uniqueID: stream.pointee.capturedUUID, body: consume body)
         if response.status != 403 { isAuthorized = true }
         events.append(.response(response))
     }

@@ -1,3 +1,4 @@
+import ByteScan
 /// The client session's requests in flight, found in O(1) from nghttp2's stream user data.
 ///
 /// Slot `i` holds three things, none of them optional (an optional record made every field access
@@ -227,7 +228,7 @@ final class H2ClientStreams {
 }
 
 extension H2ClientSession.Stream {
-    /// Back to a free slot's state. The answer's parts moved out with its response (`apnsID`,
+    /// Back to a free slot's state. The answer's parts moved out with its response (`capturedText`,
     /// `responseBody`): written over only when they are still there, which costs a release.
     mutating func blank() {
         streamID = 0
@@ -237,11 +238,11 @@ extension H2ClientSession.Stream {
         headersSent = false
         answered = false
         status = 0
-        if hasAPNsID {
-            apnsID = InlineText()
-            hasAPNsID = false
+        if hasCapturedText {
+            capturedText = InlineText()
+            hasCapturedText = false
         }
-        uniqueID = nil
+        capturedUUID = nil
         if !responseBody.isEmpty { responseBody = [] }
         contentLength = -1
         receivedBodyBytes = 0

@@ -178,6 +178,7 @@ func runConnections(port: UInt16, host: String = "127.0.0.1", tls: TLSContext, c
             var configuration = ClientConnection.Configuration(
                 endpoint: Endpoint(host: host, port: port), address: .loopback(port: port), tls: tls,
                 maxStreams: maxStreams, singleStreamUntilAuthorized: singleStreamUntilAuthorized)
+            configuration.capturedHeaders = .apns
             configure(&configuration)
             let connections = (0..<count).map { _ in
                 ClientConnection(reactor: reactor, configuration: configuration, delegate: driver)

@@ -3,9 +3,9 @@ import Transport
 
 @Suite struct H2RequestTemplateTests {
     static let template = H2RequestTemplate(pathPrefix: "/3/device/", headers: [
-        H2Header("authorization", "bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln"),
-        H2Header("apns-topic", "com.example.app"),
-        H2Header("apns-expiration", "0"),
+        H2Header("authorization", "bearer eyJhbGciOiJFUzI1NiJ9.e30.c2ln", rules: .apns),
+        H2Header("apns-topic", "com.example.app", rules: .apns),
+        H2Header("apns-expiration", "0", rules: .apns),
     ])
 
     @Test func templateRequestCarriesPrefixSuffixTemplateFieldsThenItsOwn() throws {
@@ -109,22 +109,5 @@ import Transport
             #expect(request.fields.first { $0.name == "apns-topic" }?.value == "com.example.app\(tag)")
             #expect(request.method == "POST" && request.authority == "api.push.apple.com")
         }
-    }
-
-    @Test func inlineTextKeepsShortValuesInlineAndLongOnesWhole() {
-        let id = InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
-        #expect(id.description == "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e")
-        #expect(id.count == 36)
-        #expect(id == InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6e"))
-        #expect(id != InlineText("5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6f"))
-        let text = String(repeating: "z", count: 100)
-        let long = InlineText(text)
-        #expect(long.count == 100 && long.description == text)
-        var out: [UInt8] = []
-        long.append(to: &out)
-        #expect(out == Array(text.utf8))
-        #expect(long == InlineText(text))
-        #expect(long != id)
-        #expect(InlineText().isEmpty)
     }
 }

@@ -1,3 +1,4 @@
+import ByteScan
 import Testing
 import Transport
 
@@ -12,7 +13,8 @@ import Transport
         private var buffer: [UInt8] = []
 
         init() throws {
-            client = try H2ClientSession(configuration: .init(authority: "api.push.apple.com", maxStreams: 100))
+            client = try H2ClientSession(configuration: .init(authority: "api.push.apple.com", maxStreams: 100,
+                                                              capturedHeaders: .apns))
             server = try H2ServerSession(configuration: .init(maxConcurrentStreams: 100))
         }
 

@@ -1,5 +1,5 @@
 import Testing
-import Transport
+import ByteScan
 
 @Suite struct UUIDBytesTests {
     @Test func aUUIDIsReadAndWrittenBackLowercase() throws {
@@ -20,37 +20,6 @@ import Transport
                      "5e5ac3a4-6c6b-4b7a-9e8b-1d2c3b4a5f6é"] {
             #expect(UUIDBytes(junk) == nil, "\(junk)")
         }
-    }
-
-    @Test func anAnswersUniqueIDReachesTheResponseOnlyWhenItIsAUUID() throws {
-        let pair = try H2TestPair()
-        pair.answer = { request in
-            if request.path.hasSuffix("00") {
-                return .init(status: 200, headers: [H2Header("apns-unique-id", "not a uuid \" \\ junk")])
-            }
-            if request.path.hasSuffix("02") {
-                return .init(status: 200, headers: [H2Header("apns-unique-id", "00000000-0000-0000-0000-000000000000")])
-            }
-            return .init(status: 200, headers: [H2Header("apns-id", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"),
-                                                H2Header("apns-unique-id", "0D6E2BA9-2d63-4e63-9a6c-0d4a2c40cda5")])
-        }
-        try pair.pump()
-        try pair.submit(tag: 1, token: "abcdef")
-        try pair.pump()
-        try pair.submit(tag: 2, token: "abcd00")
-        try pair.pump()
-        try pair.submit(tag: 3, token: "abcd01")
-        try pair.pump()
-        try pair.submit(tag: 4, token: "abcd02")
-        try pair.pump()
-        let responses = pair.responses
-        try #require(responses.count == 4)
-        #expect(responses[0].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
-        #expect(responses[0].apnsID == "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee")
-        #expect(responses[1].uniqueID == nil)
-        #expect(responses[2].uniqueID?.description == "0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5")
-        // The nil UUID is no one's id.
-        #expect(responses[3].uniqueID == nil)
     }
 
     /// Every byte value at every position: a UUID only with a hex digit (either case) where a digit

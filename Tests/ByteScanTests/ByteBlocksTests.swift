@@ -1,6 +1,6 @@
 import Testing
 import TestSupport
-@testable import APNs
+@testable import ByteScan
 
 /// The 16-byte tests behind the scans, held to byte-at-a-time rules: both implementations
 /// (`SSE2Blocks` where the machine has it, `SWARBlocks` everywhere) must name the same first byte

@@ -3,7 +3,7 @@
 /// positives from borrows), so `trailingZeroBitCount >> 3` is the offset of the first such byte and
 /// any other bit can be trusted too.
 ///
-/// Public, and inlinable, only so that Pipeline's scans get these inlined: Swift 6.3 does not
+/// Public, and inlinable, so that the scans of APNs and Pipeline get these inlined: Swift 6.3 does not
 /// inline a `package` function into another module, and a call per word costs more than the test.
 public enum SWAR {
     /// The 8 bytes at `pointer`, the first in the lowest bits whatever the machine's byte order.

@@ -1,5 +1,5 @@
 import Testing
-@testable import APNs
+@testable import ByteScan
 
 /// The one plain-text scan (JSON validation of payloads, result lines written without escaping).
 @Suite struct PlainTextScanTests {

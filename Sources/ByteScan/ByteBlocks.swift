@@ -7,7 +7,7 @@
 /// A mask flags some bytes of a block; only its first flagged byte is promised (`SWARBlocks`'
 /// plain-text test may flag a byte after a true one too), which is all a scan needs.
 ///
-/// Public and inlinable only so that Pipeline's scans get these inlined (see `SWAR`).
+/// Public and inlinable so that the scans of APNs and Pipeline get these inlined (see `SWAR`).
 public protocol ByteBlocks {
     associatedtype Block
     associatedtype Mask
