@@ -59,15 +59,30 @@ import TestSupport
             return CampaignRun(result: result, outDirectory: out)
         }
 
-        /// Starts `send`, sends it `signal` after `seconds`, and waits for it to end.
+        /// Starts `send` into a fresh `out`, sends it `signal` once it has begun sending and `seconds`
+        /// have passed since it started, and waits for it to end.
         func sendInterrupted(_ mock: MockServerProcess, out: String, after seconds: Double, signal: Int32) throws -> Process {
+            let started = Date()
             let process = try Binary.start(sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: csv, out: out),
                                            stderrFile: out + ".stderr")
-            // In this build's time: a sanitized binary may not have its signal handlers yet at 0.8 s.
-            Thread.sleep(forTimeInterval: TestTime.seconds(seconds))
+            Self.waitUntilSending(process, out: out)
+            // Clock: the test's, in this build's time (a sanitized binary is slower to get going);
+            // never before the run has begun sending, which a loaded machine can delay past any delay.
+            let left = TestTime.seconds(seconds) - Date().timeIntervalSince(started)
+            if left > 0 { Thread.sleep(forTimeInterval: left) }
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             return process
+        }
+
+        /// Waits until the run `process` writes into a fresh `out` has handed a row to a connection (a
+        /// bit set in its `sent-rows`): past its start-up, its signal handlers in place. Bounded by
+        /// 60 s in this build's time, or the process's end.
+        static func waitUntilSending(_ process: Process, out: String) {
+            let deadline = Date().addingTimeInterval(TestTime.seconds(60))
+            while process.isRunning && Date() < deadline && !SendResumeTests.sentRows(out).anySent {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
         }
 
         func sendArguments(endpoint: String, caFile: String, input: String, out: String) -> [String] {

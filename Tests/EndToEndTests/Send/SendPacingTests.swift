@@ -48,6 +48,9 @@ import TestSupport
         let out = rig.scratch.path("out-resume-spread")
         let arguments = rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: rig.csv, out: out)
         let first = try Binary.start(arguments + ["--rate", "100"])
+        // Clock: the test's, from the first row handed to a connection (a loaded machine can take
+        // longer than a second just to start the binary); about half of the 2 s the rows take.
+        SendCampaignTests.Rig.waitUntilSending(first, out: out)
         Thread.sleep(forTimeInterval: 1)
         kill(first.processIdentifier, SIGTERM)
         first.waitUntilExit()
