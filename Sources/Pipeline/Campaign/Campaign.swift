@@ -203,13 +203,13 @@ public final class Campaign: Sendable {
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }
-        let timeline = TimelineRecorder(directory: configuration.outputDirectory, resumed: directory.resumed != nil,
-                                        start: Self.startEvent(configuration), recorder: recorder, control: control,
-                                        warn: { [shared] in shared.warn($0) })
-        let writerDone = PipelineThread.start(name: "apns-bulk writer", batch: true) { writer.run() }
         let workers = try startWorkers(shared: shared, recorder: recorder, rows: columns?.rows)
-        // Made once nothing more can throw: its push thread ends only in `finish()`.
-        let metrics = configuration.metrics.map { MetricsExporter(options: $0, recorder: recorder, warn: shared.warn) }
+        // Started once nothing more can throw (an exporter may start a thread that ends only in its
+        // finish) and before the writer, so that their consumers miss no second.
+        let run = CampaignExporter.Run(configuration: configuration, resumed: directory.resumed != nil, recorder: recorder,
+                                       control: control, warn: { [shared] in shared.warn($0) })
+        let exports = configuration.exporters.compactMap { $0.start(run) }
+        let writerDone = PipelineThread.start(name: "apns-bulk writer", batch: true) { writer.run() }
         let duplicates = configuration.allowDuplicates ? nil
             : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let reader = Reader(source: ThreadBound(source), shared: shared, writer: writer, done: directory.resumed?.done,
@@ -259,10 +259,8 @@ public final class Campaign: Sendable {
             control.stop(.outputFailed(detail: error.description))
         }
         recorder.finish(summary: summary, latency: writer.latencyBuckets, exitStatus: summary.exitStatus)
-        metrics?.finish()
-        withExtendedLifetime(timeline) {}
-        do { try ReportPageFile.write(directory: configuration.outputDirectory, summary: summary, summaryJSON: summary.json) } catch {
-            shared.warn("warning: cannot write \(configuration.outputDirectory)/\(ReportPageFile.name): \(error)")
+        for finish in exports {
+            do { try finish(summary) } catch { shared.warn("warning: \(error)") }
         }
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)
     }
@@ -278,13 +276,6 @@ public final class Campaign: Sendable {
                         + "\(group.environment.rawValue) environment: they end aborted WrongEnvironment, not in dead-tokens.csv. "
                         + "Check --environment and --endpoint, then run the same command with --resume.")
         }
-    }
-
-    /// The sidecar's record of a run's start: what ran, over how many connections, to where.
-    private static func startEvent(_ configuration: CampaignConfiguration) -> TimelineEvent {
-        TimelineEvent(time: Double(wallClockMilliseconds()) / 1000, kind: "start",
-                      detail: "apns-bulk \(Version.current), \(configuration.connections) connections to "
-                          + configuration.endpoints.map(\.description).joined(separator: ", "))
     }
 
     /// UTC now, for summary.json's `started_at` and `finished_at`.

@@ -102,7 +102,12 @@ public struct CampaignConfiguration: Sendable {
     /// not back off in step and hit APNs together; a test sets it for a repeatable run.
     public var seed: UInt64 = UInt64.random(in: .min ... .max)
     /// `--metrics-out`, `--pushgateway`: where the run's Prometheus metrics go; nil for nowhere.
+    /// The Report module's metrics exporter writes them (`CampaignExporter.standard` in ``exporters``).
     public var metrics: MetricsOptions?
+    /// What follows each run besides the result files: the Report module's `CampaignExporter.standard`
+    /// (the timeline sidecar, the metrics ``metrics`` asks for, report.html), as `apns-bulk send` has
+    /// it, or a program's own. Empty: the result files only.
+    public var exporters: [CampaignExporter] = []
 
     /// The wire: HTTP/2 (APNs today), or Apple's retired binary provider API (`--protocol binary`).
     public enum WireProtocol: String, Sendable {

@@ -8,13 +8,13 @@ import Glibc
 /// of a campaign was writable by everyone; and Foundation's errors reach the user as
 /// "NSCocoaErrorDomain error 512". Here every file is 0644 less the umask, and every error is
 /// the system's, with the path it is about.
-enum OutputFile {
+package enum OutputFile {
     /// What every output file is created with; the umask can only take bits away.
     static let mode: mode_t = 0o644
 
     /// Writes `bytes` to `path`, replacing it. `atomically` writes a temporary file beside it and
     /// renames it over `path`, so a crash leaves the old file or the new one, never half of one.
-    static func write(_ bytes: [UInt8], to path: String, atomically: Bool = false) throws(OutputFileError) {
+    package static func write(_ bytes: [UInt8], to path: String, atomically: Bool = false) throws(OutputFileError) {
         let target = atomically ? path + ".tmp" : path
         let descriptor = open(target, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw OutputFileError(path: target, errno: errno) }

@@ -12,7 +12,8 @@ import Synchronization
 /// ``Second``, and calls each consumer with both; memory stays flat (only the previous totals are
 /// kept). ``finish(summary:exitStatus:)`` makes the last call, with `Totals.exitStatus` set.
 ///
-/// Consumers are added with ``onSecond(_:)`` before the run starts. They run on the writer thread
+/// Consumers are added with ``onSecond(_:)`` before the run starts (a ``CampaignExporter``, such as
+/// the Report module's timeline and metrics, adds its own as the run starts). They run on the writer thread
 /// (the last call on the campaign's calling thread), so they must be quick: write a line, hand a
 /// text to another thread.
 // Shared by the writer, reactor and calling threads; everything mutable is behind its Mutex.
@@ -109,8 +110,8 @@ public final class RunRecorder: Sendable {
         state.withLock { $0.workers[index] = counters }
     }
 
-    /// The writer thread, before its first batch: a resumed campaign's earlier rows are in the
-    /// totals from the start, and in no second of this run.
+    /// The writer, as it is made (before the run's threads and exporters start): a resumed
+    /// campaign's earlier rows are in the totals from the start, and in no second of this run.
     func begin(summary: borrowing Summary, latency: LatencyBuckets) {
         let outcomes = summary.counts
         let byReason = summary.byReason

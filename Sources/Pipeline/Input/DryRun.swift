@@ -33,9 +33,13 @@ extension Campaign {
         let columns = columns ?? Self.groupColumns(configuration)
         if router != nil, CampaignShared.labelsRecords(configuration) { log.labels = RecordLabels(configuration: configuration) }
         var noCredentials = NoCredentialsTally()
-        let warn = { (line: String) in
+        let warn = { @Sendable (line: String) in
             let bytes = Array(((configuration.showProgress ? "\r" : "") + line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        let exports = configuration.exporters.compactMap {
+            $0.start(CampaignExporter.Run(configuration: configuration, resumed: false, recorder: recorder, control: control,
+                                          warn: warn))
         }
         let startedAt = ContinuousClock.now
         let progress = configuration.showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil
@@ -120,8 +124,8 @@ extension Campaign {
         do { try OutputFile.write(Array(summary.json.utf8), to: directory + "/summary.json") } catch {
             throw SetupError.output(path: directory, detail: error.description)
         }
-        do { try ReportPageFile.write(directory: directory, summary: summary, summaryJSON: summary.json) } catch {
-            throw SetupError.output(path: directory, detail: error.description)
+        for finish in exports {
+            do { try finish(summary) } catch { throw SetupError.output(path: directory, detail: error.cause.description) }
         }
         withExtendedLifetime(claim.lock) {}
         return Result(summary: summary, stopCause: cause, exitStatus: summary.exitStatus)

@@ -1,7 +1,7 @@
 /// UTC timestamps without Foundation's formatters (civil-from-days, H. Hinnant's algorithm).
-enum ISO8601 {
+package enum ISO8601 {
     /// `2026-11-23T09:31:39.123Z`
-    static func format(milliseconds: Int64) -> String {
+    package static func format(milliseconds: Int64) -> String {
         let millis = Int((milliseconds % 1000 + 1000) % 1000)
         let seconds = (milliseconds - Int64(millis)) / 1000
         var days = Int(seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400)

@@ -74,13 +74,15 @@ final class ResultWriter: @unchecked Sendable {
         groupTally = labels.map { GroupCountsTally(lanes: $0.lanes.count) }
         progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace,
                                                waiting: waiting) : nil
+        // Here rather than on the writer thread: a campaign's exporters, started before that thread,
+        // find a resumed campaign's earlier rows in the totals from their first look.
+        if carried > 0 { latencyBuckets = LatencyBuckets(summary.latency) }
+        recorder?.begin(summary: summary, latency: latencyBuckets)
     }
 
     /// Runs on the writer thread until every row is recorded.
     func run() {
         var count = 0
-        if carriedRows > 0 { latencyBuckets = LatencyBuckets(summary.latency) }
-        recorder?.begin(summary: summary, latency: latencyBuckets)
         while true {
             // Woken per 1,024 records rather than per worker hand-off (a context switch each, on
             // the client's one core), or after 50 ms, or sooner for the run's last rows.

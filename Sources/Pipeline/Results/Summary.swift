@@ -210,7 +210,7 @@ public struct Summary: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func fixed(_ value: Double, _ places: Int) -> String {
+    package static func fixed(_ value: Double, _ places: Int) -> String {
         var scale = 1.0
         for _ in 0..<places { scale *= 10 }
         let scaled = Int64((value * scale).rounded())

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Pipeline
+import Report
 
 /// `apns-bulk report`: counts over one or more result logs (shards), and the merged dead-token list.
 struct ReportCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import Pipeline
+import Report
 
 /// `report --html` and `--compare`: the logs read again with their sidecars and summaries, and
 /// the page written. A log that cannot be read is a usage error naming it (exit 1); a missing

@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Pipeline
+import Report
 import Transport
 
 /// `apns-bulk send`: a campaign from a CSV file to APNs, every row accounted for.

@@ -1,6 +1,7 @@
 import APNs
 import Foundation
 import Pipeline
+import Report
 import Transport
 
 /// Turns `send`'s flags into a `CampaignConfiguration`, finding every configuration error before
@@ -145,6 +146,9 @@ struct SendSetup {
         case .auto: configuration.showProgress = isatty(2) == 1
         }
         configuration.metrics = try Self.metricsOptions(command, shard: shard)
+        // The timeline sidecar, those metrics and report.html: what every run of `send` writes
+        // besides its result files (Report's exporters; a dry run gets the page only).
+        configuration.exporters = CampaignExporter.standard
         if credentials.generated && configuration.defaults.topic == nil {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }

@@ -21,7 +21,7 @@ public struct MetricsOptions: Sendable {
 
     /// The Pushgateway path of this run's group: `/metrics/job/<job>/instance/<i>[/shard/<s>]`,
     /// each value base64url-encoded (`label@base64`) when it holds anything but [A-Za-z0-9._-].
-    var groupingPath: String {
+    package var groupingPath: String {
         var path = "/metrics"
         for (name, value) in [("job", job), ("instance", instance)] + (shard.map { [("shard", $0)] } ?? []) {
             let plain = !value.isEmpty && value.utf8.allSatisfy { byte in
@@ -87,7 +87,7 @@ public struct PushgatewayTarget: Sendable, Equatable {
     }
 
     /// `host:port`, as the Host header and messages name it.
-    var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var authority: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// What is wrong with a `--pushgateway` URL.

@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// The latency percentile distribution, HdrHistogram style: the percentile axis is logarithmic in
 /// 1/(1 − p), so 90 %, 99 %, 99.9 % and 99.99 % are equally far apart and the tail is visible;

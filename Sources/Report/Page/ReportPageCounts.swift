@@ -1,3 +1,5 @@
+import Pipeline
+
 /// The report's count sections: outcomes, reasons (with the catalog's meaning and action),
 /// attempts per row and dead tokens — exact counts from the records, never from the sidecar.
 extension ReportPage {

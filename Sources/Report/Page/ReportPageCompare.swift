@@ -1,3 +1,5 @@
+import Pipeline
+
 /// `report --html F --compare A B`: two runs on the same axes — the before/after a launch review
 /// asks for. Time charts put both runs' seconds since their own start on one axis, in bins of one
 /// width; the table gives B's change against A for the rate and each latency percentile.

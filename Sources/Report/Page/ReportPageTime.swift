@@ -1,3 +1,5 @@
+import Pipeline
+
 /// The report's time charts, from the sidecar's seconds binned on one wall-clock axis: throughput
 /// (with GOAWAYs, resets, reconnects, 429s, token refreshes, runs' starts and stops marked),
 /// latency over time and connections. Without a sidecar each says "not recorded".

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Pipeline
+@testable import Report
 
 /// The page and its data, without a browser: bins keep every count, a ten-hour campaign's page
 /// stays small and quick to write, values from input are escaped, estimates stay in their bucket.

@@ -1,3 +1,4 @@
+import Pipeline
 import Synchronization
 import ZstdFile
 #if canImport(Glibc)

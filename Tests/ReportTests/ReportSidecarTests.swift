@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 import ZstdFile
 @testable import Pipeline
+@testable import Report
 
 /// timeline.jsonl.zst, the run's sidecar: what a real run writes adds up to its summary, a resume
 /// keeps its complete frames and appends, and its lines read back as written.

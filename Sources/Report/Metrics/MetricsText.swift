@@ -1,3 +1,5 @@
+import Pipeline
+
 /// The run's totals in Prometheus' text exposition format (version 0.0.4): what `--metrics-out`
 /// writes for node_exporter's textfile collector and what `--pushgateway` pushes. Every series is
 /// `apns_bulk_*`, with HELP and TYPE lines, units in the names and `_total` on counters; docs/metrics.md's

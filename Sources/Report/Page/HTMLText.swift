@@ -1,3 +1,5 @@
+import Pipeline
+
 /// Text for the HTML report: every value that came from input (file names, topics, reasons,
 /// endpoints) goes through `escape`, so a campaign file named `<img src=x onerror=alert(1)>.csv`
 /// shows as that text; numbers are formatted the way a reader compares them.

@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// Sidecar seconds put on a page's time axis: bins of `width` seconds from `origin`, so that
 /// 36,000 seconds make at most `maxBins` points (the page stays small) while every count is kept.

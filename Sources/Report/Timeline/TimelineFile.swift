@@ -1,3 +1,4 @@
+import Pipeline
 import ZstdFile
 
 /// Reads timeline.jsonl.zst back: every line zstd still decodes (the complete lines of a frame a

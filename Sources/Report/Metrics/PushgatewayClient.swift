@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import MockAPNs
 import Testing
 @testable import Pipeline
+@testable import Report
 
 /// The report's time charts show only numbers the run could have had: a latency estimate never
 /// above the largest latency recorded, a bin of a paced run never holding more than a bin-width of

@@ -1,3 +1,4 @@
+import Pipeline
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,5 @@
+import Pipeline
+
 /// What one page is about: the runs (a run, a resumed campaign, or several shards) merged — counts,
 /// reasons, latency histograms and details add up exactly, and the sidecars' seconds go on one
 /// wall-clock axis. The page is rendered from this alone.

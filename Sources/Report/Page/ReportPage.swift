@@ -1,3 +1,5 @@
+import Pipeline
+
 /// report.html: one self-contained page about a campaign — inline CSS and SVG, no script, no
 /// external resource, so it renders from a `file://` path with no network. Every value from input
 /// is escaped (`HTMLText`); each chart has a table or labels beside it; colours are Okabe–Ito's.

@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// Inline SVG charts for the report: lines over an x axis (gaps where a value is nil), bars, and
 /// marks along the x axis. Each series has a colour and a dash pattern, so lines are told apart

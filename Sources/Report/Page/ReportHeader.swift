@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// What run a page is about, from summary.json (its keys are a contract, docs/file-formats.md): the header's
 /// values, read leniently, since a summary may be older, newer or missing (`report --html` over a

@@ -1,3 +1,5 @@
+import Pipeline
+
 /// report.html in a campaign's `--out`: written by every run at its end (aborted and interrupted
 /// ones too, and a resumed one, which covers the whole campaign: the summary holds every run's
 /// records and the sidecar every run's seconds). Built from what the run holds in memory and the

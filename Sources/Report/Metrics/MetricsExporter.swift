@@ -1,3 +1,4 @@
+import Pipeline
 import Synchronization
 
 /// The run's Prometheus metrics, from the `RunRecorder`'s totals: the textfile rewritten

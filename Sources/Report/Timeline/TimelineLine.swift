@@ -1,4 +1,5 @@
 import Foundation
+import Pipeline
 
 /// One line of timeline.jsonl.zst, the run's sidecar beside its result log (docs/file-formats.md,
 /// "timeline.jsonl.zst"): a second of counters and a latency histogram, or an event (a run's start, a stop, a
@@ -185,5 +186,14 @@ public struct TimelineSecond: Sendable, Equatable {
         connectionsOpened = combine(connectionsOpened, other.connectionsOpened)
         for index in connectionsClosed.indices { connectionsClosed[index] = combine(connectionsClosed[index], other.connectionsClosed[index]) }
         for index in latency.counts.indices { latency.counts[index] = combine(latency.counts[index], other.latency.counts[index]) }
+    }
+}
+
+extension TimelineEvent {
+    /// The sidecar's record of a run's start: what ran, over how many connections, to where.
+    static func start(_ configuration: CampaignConfiguration) -> TimelineEvent {
+        TimelineEvent(time: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000, kind: "start",
+                      detail: "apns-bulk \(Version.current), \(configuration.connections) connections to "
+                          + configuration.endpoints.map(\.description).joined(separator: ", "))
     }
 }

@@ -3,6 +3,7 @@ import MockAPNs
 import Testing
 import TestSupport
 @testable import Pipeline
+@testable import Report
 
 /// Campaigns against the real mock server pushing to Debian's real Pushgateway.
 @Suite(.serialized) struct MetricsPushgatewayTests {
