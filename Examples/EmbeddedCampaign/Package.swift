@@ -18,6 +18,7 @@ let package = Package(
             .product(name: "APNs", package: "apns-bulk"),
             .product(name: "Transport", package: "apns-bulk"),
             .product(name: "Pipeline", package: "apns-bulk"),
+            .product(name: "Report", package: "apns-bulk"),
             .product(name: "MockAPNs", package: "apns-bulk"),
         ]),
     ],

@@ -14,7 +14,7 @@ extension CampaignExporter {
 
     /// timeline.jsonl.zst beside the result log, a line a second (`TimelineRecorder`); none for a dry run.
     public static let timeline = CampaignExporter { run in
-        guard !run.configuration.dryRun else { return nil }
+        guard !run.dryRun else { return nil }
         let timeline = TimelineRecorder(directory: run.configuration.outputDirectory, resumed: run.resumed,
                                         start: TimelineEvent.start(run.configuration), recorder: run.recorder,
                                         control: run.control, warn: run.warn)
@@ -25,7 +25,7 @@ extension CampaignExporter {
     /// `--metrics-out` and `--pushgateway` (`MetricsExporter`), when `configuration.metrics` is set; none
     /// for a dry run.
     public static let metrics = CampaignExporter { run in
-        guard !run.configuration.dryRun, let options = run.configuration.metrics else { return nil }
+        guard !run.dryRun, let options = run.configuration.metrics else { return nil }
         let exporter = MetricsExporter(options: options, recorder: run.recorder, warn: run.warn)
         return { _ in exporter.finish() }
     }

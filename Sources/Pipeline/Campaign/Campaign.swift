@@ -206,8 +206,8 @@ public final class Campaign: Sendable {
         let workers = try startWorkers(shared: shared, recorder: recorder, rows: columns?.rows)
         // Started once nothing more can throw (an exporter may start a thread that ends only in its
         // finish) and before the writer, so that their consumers miss no second.
-        let run = CampaignExporter.Run(configuration: configuration, resumed: directory.resumed != nil, recorder: recorder,
-                                       control: control, warn: { [shared] in shared.warn($0) })
+        let run = CampaignExporter.Run(configuration: configuration, resumed: directory.resumed != nil, dryRun: false,
+                                       recorder: recorder, control: control, warn: { [shared] in shared.warn($0) })
         let exports = configuration.exporters.compactMap { $0.start(run) }
         let writerDone = PipelineThread.start(name: "apns-bulk writer", batch: true) { writer.run() }
         let duplicates = configuration.allowDuplicates ? nil

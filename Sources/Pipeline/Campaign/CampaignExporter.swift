@@ -7,8 +7,8 @@
 /// its writer thread starts: a consumer added there with ``RunRecorder/onSecond(_:)`` gets every
 /// second, and the last call with the exit status. The ``Finish`` it returns is called on the same
 /// thread once every row is recorded, summary.json is written and the recorder's last call is
-/// made, before `run()` returns. A dry run (``CampaignConfiguration/dryRun``) calls both too, but
-/// its recorder counts nothing: only its end is worth following.
+/// made, before `run()` returns. A dry run (``Run/dryRun``) calls both too, but its recorder counts
+/// nothing: only its end is worth following.
 public struct CampaignExporter: Sendable {
     /// What an exporter learns of a run as it starts.
     public struct Run: Sendable {
@@ -16,6 +16,9 @@ public struct CampaignExporter: Sendable {
         public let configuration: CampaignConfiguration
         /// The output directory holds an earlier run of this campaign, which this one continues.
         public let resumed: Bool
+        /// A dry run (`configuration.dryRun` with ``Campaign/run()``): nothing is sent, and the
+        /// recorder counts nothing.
+        public let dryRun: Bool
         /// The run's counts once a second: subscribe with ``RunRecorder/onSecond(_:)``.
         public let recorder: RunRecorder
         /// The run's stop switch; its `stopCause` says why a stopping run stops.

@@ -38,8 +38,8 @@ extension Campaign {
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
         let exports = configuration.exporters.compactMap {
-            $0.start(CampaignExporter.Run(configuration: configuration, resumed: false, recorder: recorder, control: control,
-                                          warn: warn))
+            $0.start(CampaignExporter.Run(configuration: configuration, resumed: false, dryRun: true, recorder: recorder,
+                                          control: control, warn: warn))
         }
         let startedAt = ContinuousClock.now
         let progress = configuration.showProgress ? ProgressLine(expectedRows: expectedRows, startedAt: startedAt) : nil

@@ -1,11 +1,13 @@
 // A program that embeds apns-bulk: it starts the in-process mock APNs on 127.0.0.1, sends a few
 // notifications from memory through Pipeline's public API (`Campaign.run(rows:)`, each row's
-// outcome delivered to a callback), and exits non-zero unless every row ended in exactly one
-// outcome, the one the mock was set up to give.
+// outcome delivered to a callback, with Report's standard exporters attached as `apns-bulk send`
+// has them), and exits non-zero unless every row ended in exactly one outcome, the one the mock
+// was set up to give, and the output directory holds what `send` writes.
 import APNs
 import Foundation
 import MockAPNs
 import Pipeline
+import Report
 import Synchronization
 import Transport
 
@@ -29,8 +31,9 @@ let rows: [Row] = (1...4).map { index in
 } + [Row(deviceToken: unregisteredToken, payload: #"{"aps":{"alert":"Too late"}}"#, expected: .unregistered)]
 
 /// Sends `rows` from memory through `Campaign.run(rows:)` and returns what the outcome callback
-/// received: one record per row, handed over on the campaign's writer thread. The result files
-/// are still written, to a temporary directory removed afterwards.
+/// received: one record per row, handed over on the campaign's writer thread. The result files,
+/// the timeline sidecar and report.html are still written, to a temporary directory removed
+/// afterwards once each is found there.
 func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
           keyID: ProviderToken.KeyID, teamID: ProviderToken.TeamID) throws -> (Campaign.Result, [ResultRecord]) {
     let directory = FileManager.default.temporaryDirectory
@@ -46,6 +49,8 @@ func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
     configuration.defaults.topic = topic
     configuration.connections = 1
     configuration.reactorThreads = 1
+    // The timeline sidecar and report.html (and metrics, had `configuration.metrics` asked for them).
+    configuration.exporters += CampaignExporter.standard
 
     // The callback runs on the writer thread: it only appends, under a lock.
     let outcomes = Mutex<[ResultRecord]>([])
@@ -53,6 +58,10 @@ func send(_ rows: [Row], to mock: MockAPNsServer, signingKey: SigningKey,
         outcomes.withLock { $0.append(record) }
     }
     let result = try campaign.run(rows: rows.map { CampaignRow(deviceToken: $0.deviceToken, payload: $0.payload) })
+    for file in ["results.jsonl.zst", "dead-tokens.csv", "summary.json", "timeline.jsonl.zst", "report.html"]
+    where !FileManager.default.fileExists(atPath: configuration.outputDirectory + "/" + file) {
+        throw CheckFailure(description: "the campaign wrote no \(file) in \(configuration.outputDirectory)")
+    }
     return (result, outcomes.withLock { $0 })
 }
 
