@@ -3,7 +3,7 @@ import Pipeline
 /// report.html: one self-contained page about a campaign — inline CSS and SVG, no script, no
 /// external resource, so it renders from a `file://` path with no network. Every value from input
 /// is escaped (`HTMLText`); each chart has a table or labels beside it; colours are Okabe–Ito's.
-/// Built by `Campaign` at the end of every run and by `apns-bulk report --html`.
+/// Built at the end of every run (`CampaignExporter.reportPage`) and by `apns-bulk report --html`.
 public enum ReportPage {
     /// The page for `campaign`.
     public static func render(_ campaign: ReportCampaign) -> String {
