@@ -2,6 +2,7 @@ import APNs
 import Foundation
 import MockAPNs
 import Testing
+import TestSupport
 import Transport
 @testable import Pipeline
 @testable import Report
