@@ -66,9 +66,13 @@ let package = Package(
         .testTarget(name: "ByteScanTests", dependencies: ["ByteScan", "TestSupport"]),
         .testTarget(name: "APNsTests", dependencies: ["APNs", "ByteScan", "COpenSSL", "TestSupport"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "ByteScan", "CNGHTTP2", "COpenSSL", "TestSupport"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "ByteScan", "APNs", "Transport", "MockAPNs", "TestSupport"]),
+        // A campaign run in this process against in-process mocks, for PipelineTests and ReportTests.
+        .target(name: "CampaignTestSupport", dependencies: ["Pipeline", "APNs", "Transport", "MockAPNs", "TestSupport"],
+                path: "Tests/CampaignTestSupport"),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "ByteScan", "APNs", "Transport", "MockAPNs", "TestSupport",
+                                                          "CampaignTestSupport"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Pipeline", "APNs", "Transport", "MockAPNs", "ZstdFile",
-                                                        "TestSupport"]),
+                                                        "TestSupport", "CampaignTestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs", "TestSupport"]),
         // The command's own code (the job file and its TOML reader), through `@testable import`.
         .testTarget(name: "CommandTests", dependencies: ["apns-bulk", "TestSupport"]),

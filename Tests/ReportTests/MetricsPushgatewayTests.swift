@@ -1,3 +1,4 @@
+import CampaignTestSupport
 import Foundation
 import MockAPNs
 import Testing
@@ -12,7 +13,7 @@ import TestSupport
         let gateway = try Pushgateway(directory: directory)
         defer { gateway.stop() }
         let mocks = try MockEndpoints([MockAPNsConfiguration()])
-        let run = try InProcessCampaign.run(rows: 300, mocks: mocks) { configuration in
+        let run = try InProcessCampaign.runWithExporters(rows: 300, mocks: mocks) { configuration in
             var options = MetricsOptions(instance: "pod a/7")
             options.pushgateway = try? PushgatewayTarget(parsing: gateway.url + "/")
             options.job = "nightly"

@@ -1,3 +1,4 @@
+import CampaignTestSupport
 import Foundation
 import MockAPNs
 import Testing
@@ -120,7 +121,7 @@ import Testing
         let mocks = try MockEndpoints([configuration])
         var lines: [TimelineSecond] = []
         var page = ""
-        let run = try InProcessCampaign.run(rows: 2000, mocks: mocks, afterRun: { out in
+        let run = try InProcessCampaign.runWithExporters(rows: 2000, mocks: mocks, afterRun: { out in
             lines = try #require(TimelineFile.read(path: out + "/" + TimelineFile.name)).lines.compactMap { line in
                 if case .second(let second) = line { second } else { nil }
             }

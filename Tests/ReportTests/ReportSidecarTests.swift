@@ -1,3 +1,4 @@
+import CampaignTestSupport
 import Foundation
 import MockAPNs
 import Testing
@@ -16,7 +17,7 @@ import ZstdFile
         let mocks = try MockEndpoints([configuration, configuration])
         var lines: [TimelineLine] = []
         var page = ""
-        let run = try InProcessCampaign.run(rows: 3000, mocks: mocks, configure: {
+        let run = try InProcessCampaign.runWithExporters(rows: 3000, mocks: mocks, configure: {
             $0.retryBaseMilliseconds = 10
             $0.maxAttempts = 8
         }, afterRun: { out in
@@ -63,7 +64,7 @@ import ZstdFile
         let mocks = try MockEndpoints([configuration])
         var events: [TimelineEvent] = []
         var page = ""
-        let run = try InProcessCampaign.run(rows: 2000, mocks: mocks, whileRunning: { campaign in
+        let run = try InProcessCampaign.runWithExporters(rows: 2000, mocks: mocks, whileRunning: { campaign in
             Thread.sleep(forTimeInterval: 1.3)
             campaign.interrupt(signal: 15)
         }, afterRun: { out in

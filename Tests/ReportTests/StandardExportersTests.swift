@@ -1,3 +1,4 @@
+import CampaignTestSupport
 import APNs
 import Foundation
 import MockAPNs

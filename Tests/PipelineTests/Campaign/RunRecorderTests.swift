@@ -1,3 +1,4 @@
+import CampaignTestSupport
 import Foundation
 import MockAPNs
 import Synchronization

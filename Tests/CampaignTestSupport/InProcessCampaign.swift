@@ -1,20 +1,18 @@
 import APNs
 import Foundation
 import MockAPNs
+import Pipeline
 import Synchronization
-import Testing
 import TestSupport
 import Transport
-@testable import Pipeline
-import Report
 
 /// Mock APNs servers on 127.0.0.1 that share one certificate authority, so that one campaign can
 /// use each of them as an endpoint. Stops every server when it goes away.
-final class MockEndpoints {
-    let authority: CertificateAuthority
-    let servers: [MockAPNsServer]
+public final class MockEndpoints {
+    public let authority: CertificateAuthority
+    public let servers: [MockAPNsServer]
 
-    init(_ configurations: [MockAPNsConfiguration]) throws {
+    public init(_ configurations: [MockAPNsConfiguration]) throws {
         authority = try CertificateAuthority()
         let identity = try authority.issueServerCertificate(hosts: ["127.0.0.1"])
         var started: [MockAPNsServer] = []
@@ -33,19 +31,18 @@ final class MockEndpoints {
 
     deinit { for server in servers { _ = try? server.stop() } }
 
-    var endpoints: [Endpoint] { servers.map { Endpoint(host: "127.0.0.1", port: $0.port) } }
+    public var endpoints: [Endpoint] { servers.map { Endpoint(host: "127.0.0.1", port: $0.port) } }
 }
 
 /// A campaign run in this process (reader, workers and their connection pools, writer) against
-/// mock endpoints, with the standard exporters attached as `apns-bulk send` has them, and with
-/// what it wrote read back. (PipelineTests has the same runner without the exporters: TestSupport
-/// imports none of the package's modules.)
-struct InProcessCampaign {
-    var result: Campaign.Result
-    var records: [ResultRecord]
+/// mock endpoints, with what it wrote read back. Shared by PipelineTests and ReportTests (which
+/// attaches the exporters through `configure`).
+public struct InProcessCampaign {
+    public var result: Campaign.Result
+    public var records: [ResultRecord]
 
     /// The 64-hex-digit token of row `row` (rows count from 1, as the result log does).
-    static func token(_ row: Int) -> String {
+    public static func token(_ row: Int) -> String {
         let hex = String(row, radix: 16)
         return String(repeating: "0", count: 64 - hex.count) + hex
     }
@@ -54,7 +51,7 @@ struct InProcessCampaign {
     /// while the campaign runs on another. Checks the accounting every run must keep: in the
     /// summary, and in the result log unless `prepareOutput` (given the output directory before
     /// the run) made it unreadable (then `records` is empty).
-    static func run(rows: Int, mocks: MockEndpoints, source: TokenSource? = nil,
+    public static func run(rows: Int, mocks: MockEndpoints, source: TokenSource? = nil,
                     configure: (inout CampaignConfiguration) -> Void = { _ in },
                     prepareOutput: ((String) throws -> Void)? = nil,
                     beforeRun: (Campaign) -> Void = { _ in },
@@ -73,7 +70,6 @@ struct InProcessCampaign {
         configuration.defaultPayload = Array(#"{"aps":{"alert":"hi"}}"#.utf8)
         configuration.connections = mocks.servers.count
         configuration.reactorThreads = 1
-        configuration.exporters = CampaignExporter.standard
         configure(&configuration)
         if let prepareOutput {
             try FileManager.default.createDirectory(atPath: configuration.outputDirectory, withIntermediateDirectories: true)
@@ -96,27 +92,40 @@ struct InProcessCampaign {
             _ = done.wait(timeout: .now() + 10)
             throw CampaignTimedOut()
         }
-        let result = try #require(outcome.withLock { $0 }).get()
+        guard let finished = outcome.withLock({ $0 }) else { throw CampaignTimedOut() }
+        let result = try finished.get()
         // Every row ends in exactly one outcome.
-        #expect(result.summary.rows == rows && result.summary.counts.accountsFor(rows: rows))
+        guard result.summary.rows == rows && result.summary.counts.accountsFor(rows: rows) else {
+            throw AccountingBroken(description: "summary: \(result.summary.rows) rows, \(result.summary.counts.total) outcomes, expected \(rows)")
+        }
         if prepareOutput != nil { return InProcessCampaign(result: result, records: []) }
 
         let log = try ResultLogReader(path: directory.path("out/results.jsonl.zst"))
         var records: [ResultRecord] = []
         while let record = try log.next() { records.append(record) }
         // Every row appears once in the result log.
-        #expect(records.count == rows)
-        #expect(Set(records.map(\.row)) == Set(1...rows))
-        for record in records { #expect(record.deviceToken == token(record.row)) }
+        guard records.count == rows, Set(records.map(\.row)) == Set(1...rows) else {
+            throw AccountingBroken(description: "the result log holds \(records.count) records for \(rows) rows")
+        }
+        if let wrong = records.first(where: { $0.deviceToken != token($0.row) }) {
+            throw AccountingBroken(description: "row \(wrong.row) holds the token \(wrong.deviceToken)")
+        }
         try afterRun(configuration.outputDirectory)
         return InProcessCampaign(result: result, records: records)
     }
 
     /// A provider token source with a fresh key (the mocks check only that a token is present).
-    static func tokenSource() throws -> TokenSource {
+    public static func tokenSource() throws -> TokenSource {
         try TokenSource(signingKey: try SigningKey.generate(), keyID: try .init("ABC123DEFG"),
                         teamID: try .init("DEF123GHIJ"))
     }
 
-    struct CampaignTimedOut: Error {}
+    public struct CampaignTimedOut: Error {
+        public init() {}
+    }
+
+    /// A run that broke the accounting every run must keep; the calling test fails with it.
+    public struct AccountingBroken: Error, CustomStringConvertible {
+        public let description: String
+    }
 }
