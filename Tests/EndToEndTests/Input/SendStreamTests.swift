@@ -88,6 +88,21 @@ import TestSupport
         #expect(try run.summary["delivered"] as? Int == 1200 - rig.totals.invalid)
     }
 
+    /// Waits until `process` holds `path` open (a link in /proc/PID/fd), at most 60 s in this
+    /// build's time; false if it never does or ends first.
+    static func waitUntilOpen(_ path: String, by process: Process) -> Bool {
+        let fds = "/proc/\(process.processIdentifier)/fd"
+        let deadline = Date().addingTimeInterval(TestTime.seconds(60))
+        while process.isRunning && Date() < deadline {
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
+            if open.contains(where: { (try? FileManager.default.destinationOfSymbolicLink(atPath: fds + "/" + $0)) == path }) {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+
     @Test func aSignalWhileNoWriterHasOpenedThePipeEndsTheRunAtOnce() throws {
         let rig = try Rig(rows: 1)
         let fifo = rig.scratch.path("nobody.pipe")
@@ -95,7 +110,10 @@ import TestSupport
         let mock = try rig.mock()
         let out = rig.scratch.path("out-nowriter")
         let process = try Self.start(rig.sendArguments(endpoint: mock.endpoint, caFile: mock.caFile, input: fifo, out: out), out: out)
-        Thread.sleep(forTimeInterval: 1.0)
+        // Clock: none; the event itself. The run opens the pipe (without blocking) only after its
+        // signal handlers are in place, which a loaded machine can delay past any fixed sleep.
+        try #require(Self.waitUntilOpen(fifo, by: process), "the run never opened \(fifo)")
+        Thread.sleep(forTimeInterval: 0.2)
         #expect(process.isRunning, "waiting for a writer")
         let signalled = ContinuousClock.now
         kill(process.processIdentifier, SIGTERM)
