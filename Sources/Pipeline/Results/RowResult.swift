@@ -19,6 +19,7 @@ struct RowResult: Sendable {
     /// APNs' `apns-id` for the answer, if there was one.
     let apnsID: APNsID
     let attempts: Int
+    /// APNs' 410 timestamp, milliseconds since the epoch.
     let unregisteredAt: Int64?
     let latencyMs: Double?
     let endpoint: String?

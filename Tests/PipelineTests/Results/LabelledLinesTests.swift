@@ -39,10 +39,7 @@ import ZstdFile
             try log.append(record)
         }
         try log.close()
-        let reader = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
-        var decoded: [UInt8] = []
-        while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
-        #expect(decoded == expected)
+        #expect(try decodedLog(at: directory.path("results.jsonl.zst")) == expected)
     }
 
     @Test func countsByLaneFoldIntoWhatCountingEachRecordGives() {

@@ -61,10 +61,7 @@ import ZstdFile
             result.record.appendJSONLine(to: &expected)
         }
         try log.close()
-        let reader = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
-        var decoded: [UInt8] = []
-        while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
-        #expect(decoded == expected)
+        #expect(try decodedLog(at: directory.path("results.jsonl.zst")) == expected)
     }
 
     @Test func aLabelledRecordParsedBackFromItsLineWritesTheLineAgain() throws {
@@ -89,9 +86,7 @@ import ZstdFile
             }
         }
         try log.close()
-        let stream = try ZstdStreamReader(path: directory.path("results.jsonl.zst"))
-        var written: [UInt8] = []
-        while try stream.read(appendingTo: &written, limit: 1 << 20) != .end {}
+        let written = try decodedLog(at: directory.path("results.jsonl.zst"))
         let reader = try ResultLogReader(path: directory.path("results.jsonl.zst"))
         var again: [UInt8] = []
         var lines = 0
@@ -109,4 +104,12 @@ import ZstdFile
         print("MemoryLayout<RowResult> size \(MemoryLayout<RowResult>.size) stride \(MemoryLayout<RowResult>.stride)")
         #expect(MemoryLayout<RowResult>.size <= 241 && MemoryLayout<RowResult>.stride <= 248)
     }
+}
+
+/// The bytes of a result log, as zstd decodes them.
+func decodedLog(at path: String) throws -> [UInt8] {
+    let reader = try ZstdStreamReader(path: path)
+    var decoded: [UInt8] = []
+    while try reader.read(appendingTo: &decoded, limit: 1 << 20) != .end {}
+    return decoded
 }
