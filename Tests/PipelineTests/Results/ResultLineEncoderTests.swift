@@ -25,7 +25,7 @@ import ZstdFile
                             row: index, deviceToken: token[...], outcome: outcome,
                             status: [0, 200, 410, 400, 429][index % 5], reason: reason, apnsID: apnsID,
                             attempts: index % 4, unregisteredAt: index % 3 == 0 ? 1_795_426_299_123 : nil,
-                            latencyMs: index % 5 == 0 ? nil : Double(index) / 7,
+                            latencyMs: index % 5 == 0 ? nil : Double(index) / 8,
                             endpoint: [nil, "api.push.apple.com:443", "h\"1"][index % 3],
                             retriedAfterConnectionLoss: index % 2 == 0, duplicateOf: index % 6 == 0 ? index / 2 : 0,
                             uniqueID: index % 4 == 0 ? UUIDBytes("0d6e2ba9-2d63-4e63-9a6c-0d4a2c40cda5") : nil))
@@ -43,6 +43,7 @@ import ZstdFile
             var line: [UInt8] = []
             result.appendJSONLine(to: &line)
             let parsed = try ResultRecordParser.parse(line.dropLast())
+            #expect(parsed == result.record)
             var again: [UInt8] = []
             parsed.appendJSONLine(to: &again)
             #expect(again == line, "\(String(decoding: line, as: UTF8.self))")
