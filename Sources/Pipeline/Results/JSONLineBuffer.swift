@@ -66,15 +66,6 @@ struct JSONLineBuffer {
         stops |= flags
     }
 
-    /// `"text"` through `plain`, `null` for nil.
-    @inline(__always)
-    mutating func quotedPlainOrNull(_ text: UnsafeBufferPointer<UInt8>?) {
-        guard let text else { literal("null"); return }
-        byte(UInt8(ascii: "\""))
-        plain(text)
-        byte(UInt8(ascii: "\""))
-    }
-
     @inline(__always)
     mutating func verbatim(_ bytes: UnsafeBufferPointer<UInt8>) {
         precondition(count &+ bytes.count <= capacity, "JSONLineBuffer: more than reserved")
@@ -89,14 +80,6 @@ struct JSONLineBuffer {
         precondition(count < capacity, "JSONLineBuffer: more than reserved")
         base[count] = value
         count &+= 1
-    }
-
-    /// `"text"` for plain text (see `SWAR.isPlainText`), `null` for nil.
-    mutating func quotedOrNull(_ text: UnsafeBufferPointer<UInt8>?) {
-        guard let text else { literal("null"); return }
-        byte(UInt8(ascii: "\""))
-        verbatim(text)
-        byte(UInt8(ascii: "\""))
     }
 
     /// `value` in decimal, as `String(value)` writes it. Digits go two at a time from a table,

@@ -12,16 +12,28 @@ public enum JSONText {
     /// Text given as bytes (a CSV field): ASCII as is, anything else decoded as UTF-8 first (invalid
     /// sequences become U+FFFD, as `String(decoding:as:)` does), so every line stays valid UTF-8.
     public static func appendString(bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
-        let isASCII = bytes.withUnsafeBufferPointer { buffer in buffer.allSatisfy { $0 < 0x80 } }
-        if isASCII {
-            bytes.withUnsafeBufferPointer { appendString(utf8: $0, to: &out) }
+        out.append(UInt8(ascii: "\""))
+        bytes.withUnsafeBufferPointer { appendStringContent($0, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// What goes between a string's quotes for text given as bytes, decoded as `appendString(bytes:)` says.
+    static func appendStringContent(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            appendContent(utf8: bytes, to: &out)
         } else {
-            appendString(String(decoding: bytes, as: UTF8.self), to: &out)
+            var text = String(decoding: bytes, as: UTF8.self)
+            text.withUTF8 { appendContent(utf8: $0, to: &out) }
         }
     }
 
     private static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        appendContent(utf8: bytes, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendContent(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         var runStart = 0
         for index in 0..<bytes.count {
             let byte = bytes[index]
@@ -43,7 +55,6 @@ public enum JSONText {
             }
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-        out.append(UInt8(ascii: "\""))
     }
 
     /// Appends `value` as a quoted JSON string, or `null`.

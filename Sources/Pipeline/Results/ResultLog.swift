@@ -52,7 +52,7 @@ public final class ResultLog {
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
-        writer.withAppendedBytes { record.appendJSONLine(to: &$0) }
+        record.withLine { [writer] in ResultLineEncoder.append($0, to: writer) }
         recordsWritten += 1
         if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
     }
@@ -64,29 +64,17 @@ public final class ResultLog {
         // Three byte loads for a record of a one-credential run; the labels only for the others.
         if record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0, let labels {
             appendLabelled(record, labels)
-        } else if !record.appendPlainJSONLine(to: writer) {
-            appendEscaped(record)
+        } else {
+            record.appendJSONLine(to: writer, labels: nil)
         }
         recordsWritten += 1
         if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
     }
 
-    // Out of line, with the record as an argument: a closure in `append` that read the record would
-    // make `append` copy it (a retain and release of each of its references) for every line.
+    // Out of line: the per-row `append` of a one-credential run keeps no labels to retain and release.
     @inline(never)
     private func appendLabelled(_ record: borrowing RowResult, _ labels: RecordLabels) {
-        // Usually in place, the lane's fields before the closing brace; escaping or a fallback's
-        // extra field take the general path.
-        if labels.withFragment(of: record, { [writer] in $0.appendPlainJSONLine(to: writer, suffix: $1) }) == true { return }
-        writer.withAppendedBytes { bytes in
-            record.appendJSONLine(to: &bytes)
-            labels.amend(&bytes, for: record)
-        }
-    }
-
-    @inline(never)
-    private func appendEscaped(_ record: borrowing RowResult) {
-        writer.withAppendedBytes { record.appendEscapedJSONLine(to: &$0) }
+        record.appendJSONLine(to: writer, labels: labels)
     }
 
     /// Writes a frame when the last one is `flushInterval` old; call it at least that often.

@@ -1,3 +1,5 @@
+import ByteScan
+
 /// The final word on one row: one line of results.jsonl.zst (docs/file-formats.md, "results.jsonl.zst").
 public struct ResultRecord: Sendable, Equatable {
     /// 1-based data row, header excluded.
@@ -60,8 +62,32 @@ public struct ResultRecord: Sendable, Equatable {
 
     /// Appends the record as one JSON line (with its newline), in the field order of docs/file-formats.md.
     public func appendJSONLine(to line: inout [UInt8]) {
-        RowResult(self).appendJSONLine(to: &line)
-        RecordLabels.amend(&line, environment: environment, keyID: keyID, fallbackFrom: environmentFallbackFrom)
+        withLine { ResultLineEncoder.append($0, to: &line) }
+    }
+
+    /// Runs `body` with the record's line (`ResultLineEncoder`).
+    func withLine<Result>(_ body: (ResultLine) -> Result) -> Result {
+        var line = ResultLine(row: row, outcome: outcome, status: status, attempts: attempts,
+                              unregisteredAt: unregisteredAt, latencyMs: latencyMs,
+                              retriedAfterConnectionLoss: retriedAfterConnectionLoss, duplicateOf: duplicateOf ?? 0,
+                              uniqueID: apnsUniqueID.flatMap(UUIDBytes.init))
+        let labels = ResultLineEncoder.labelFields(environment: environment, keyID: keyID,
+                                                   fallbackFrom: environmentFallbackFrom)
+        var token = deviceToken
+        return token.withUTF8 { token in
+            ResultLine.withUTF8(of: reason, endpoint) { reason, endpoint in
+                ResultLine.withUTF8(of: apnsID) { apnsID in
+                    (labels ?? []).withUnsafeBufferPointer { fields in
+                        line.token = token
+                        line.reason = reason
+                        line.endpoint = endpoint
+                        line.apnsID = apnsID
+                        line.labels = labels == nil ? nil : fields
+                        return body(line)
+                    }
+                }
+            }
+        }
     }
 
     /// The record as its result log line (with the newline).

@@ -57,8 +57,8 @@ import ZstdFile
         #expect(String(decoding: line, as: UTF8.self).contains(#""apns_id":"a\"b\\c""#))
     }
 
-    /// The apns-id travels from the answer to the line as text and a flag (`H2Response.apnsIDValue`'s
-    /// inline bytes, or its text when longer than they hold, and `hasAPNsID`): an empty header is
+    /// The apns-id travels from the answer to the line as text and a flag (`APNsID(of:)`: the inline
+    /// bytes of `H2Response.apnsIDValue`, or its text when longer than they hold, and `hasAPNsID`): an empty header is
     /// `""`, no header `null`, a long one whole (escaped where it needs it), on both paths.
     @Test func anEmptyApnsIDIsWrittenAsEmptyTextAMissingOneAsNullAndALongOneWhole() throws {
         let long = String(repeating: "5e5ac3a4-", count: 8)
@@ -71,15 +71,13 @@ import ZstdFile
             #expect(response.apnsIDText == (present ? InlineText(value) : nil))
             for token in ["ab", "a\"b"] {
                 let result = RowResult(row: 1, deviceToken: Array(token.utf8)[...], outcome: .delivered, status: 200,
-                                       reason: nil, apnsIDBytes: response.apnsIDValue.inlineBytes,
-                                       apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
-                                       attempts: 1, unregisteredAt: nil, latencyMs: 1.5, endpoint: "h:1",
+                                       reason: nil, apnsID: APNsID(of: response), attempts: 1, unregisteredAt: nil, latencyMs: 1.5, endpoint: "h:1",
                                        retriedAfterConnectionLoss: false, uniqueID: nil, lane: 0, fallbackFrom: 0)
                 var line: [UInt8] = []
                 result.appendJSONLine(to: &line)
                 let text = String(decoding: line, as: UTF8.self)
                 #expect(text.contains(expected), "\(text)")
-                #expect(result.apnsID == response.apnsIDText)
+                #expect(result.apnsID.text == response.apnsIDText)
                 #expect(try ResultRecordParser.parse(line[...]).apnsID == (present ? value : nil))
             }
         }

@@ -180,9 +180,7 @@ extension Worker {
     func record(of job: Job, _ outcome: Outcome, token: ArraySlice<UInt8>, answer: Response, response: H2Response,
                 latency: Double, connection: ClientConnection) -> RowResult {
         RowResult(row: job.row, deviceToken: token, outcome: outcome, status: answer.status,
-                  reason: answer.reasonText, apnsIDBytes: response.apnsIDValue.inlineBytes,
-                  apnsIDOverflow: response.apnsIDValue.overflowText, hasAPNsID: response.hasAPNsID,
-                  attempts: job.attempts,
+                  reason: answer.reasonText, apnsID: APNsID(of: response), attempts: job.attempts,
                   unregisteredAt: outcome == .unregistered ? answer.timestamp : nil,
                   latencyMs: latency, endpoint: pool.endpointLabel(of: connection),
                   retriedAfterConnectionLoss: job.retriedAfterConnectionLoss, uniqueID: response.uniqueID,
