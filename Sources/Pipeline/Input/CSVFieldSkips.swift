@@ -13,7 +13,7 @@ extension CSVStateMachine {
         while count &- index >= 32 {
             let quotes = Self.mask(raw + index) { SSE2Blocks.equal($0, 0x22) }
             if quotes != 0 {
-                let ending = endingQuoteBits(quotes)
+                let ending = endingQuotes(quotes, stride: 1)
                 if ending != 0 { return index &+ ending.trailingZeroBitCount }
             }
             index &+= 32
@@ -50,22 +50,23 @@ extension CSVStateMachine {
     }
     #endif
 
-    /// The quotes of a step (one bit a byte) that are not one of a `""` in it, paired from the
-    /// first; a quote in the last byte counts as one (the next byte decides). Runs of two quotes
-    /// take a few operations; a longer run is paired one quote at a time.
+    /// The quotes of a mask that are not one of a `""` in it, paired from the first; a quote in
+    /// the last byte counts as one (the next byte decides). A byte's bit is `stride` bits after the
+    /// one before it: 1 in a step's SSE2 mask, 8 in a `SWAR` word. Runs of two quotes (`""`, an
+    /// escaped quote) take a few operations; a longer run is paired one quote at a time.
     @inline(__always)
-    static func endingQuoteBits(_ quotes: UInt32) -> UInt32 {
-        let pairs = quotes & (quotes &>> 1)
-        guard pairs & (pairs &>> 1) == 0 else { return endingQuoteBitsInRuns(quotes) }
-        return quotes & ~(pairs | (pairs &<< 1))
+    static func endingQuotes<Mask: FixedWidthInteger>(_ quotes: Mask, stride: Int) -> Mask {
+        let pairs = quotes & (quotes &>> stride)
+        guard pairs & (pairs &>> stride) == 0 else { return endingQuotesInRuns(quotes, stride: stride) }
+        return quotes & ~(pairs | (pairs &<< stride))
     }
 
     @inline(never)
-    static func endingQuoteBitsInRuns(_ quotes: UInt32) -> UInt32 {
+    static func endingQuotesInRuns<Mask: FixedWidthInteger>(_ quotes: Mask, stride: Int) -> Mask {
         var quotes = quotes
         while quotes != 0 {
             let at = quotes.trailingZeroBitCount
-            guard at < 31, quotes & (2 &<< at) != 0 else { return 1 &<< at }
+            guard at &+ stride < Mask.bitWidth, quotes & (1 &<< (at &+ stride)) != 0 else { return 1 &<< at }
             quotes &= quotes &- 1
             quotes &= quotes &- 1
         }
@@ -82,7 +83,7 @@ extension CSVStateMachine {
             var second = SWAR.bytesEqual(SWAR.load(raw + (index &+ 8)), 0x22)
             if first | second != 0 {
                 if first != 0 {
-                    let ending = endingQuotes(first)
+                    let ending = endingQuotes(first, stride: 8)
                     if ending != 0 {
                         // A quote in the last byte followed by one in the next word: a `""`.
                         guard ending == 0x80 &<< 56, second & 0x80 != 0 else {
@@ -92,7 +93,7 @@ extension CSVStateMachine {
                     }
                 }
                 if second != 0 {
-                    let ending = endingQuotes(second)
+                    let ending = endingQuotes(second, stride: 8)
                     if ending != 0 { return index &+ 8 &+ ending.trailingZeroBitCount &>> 3 }
                 }
             }
@@ -101,34 +102,12 @@ extension CSVStateMachine {
         while count &- index >= 8 {
             let quotes = SWAR.bytesEqual(SWAR.load(raw + index), 0x22)
             if quotes != 0 {
-                let ending = endingQuotes(quotes)
+                let ending = endingQuotes(quotes, stride: 8)
                 if ending != 0 { return index &+ ending.trailingZeroBitCount &>> 3 }
             }
             index &+= 8
         }
         return index
-    }
-
-    /// The quotes of a word (a `SWAR` mask) that are not one of a `""` in it, paired from the
-    /// first; a quote in the last byte counts as one (the next byte decides). Runs of two quotes
-    /// (`""`, an escaped quote) take a few operations; a longer run is paired one quote at a time.
-    @inline(__always)
-    static func endingQuotes(_ quotes: UInt64) -> UInt64 {
-        let pairs = quotes & (quotes &>> 8)
-        guard pairs & (pairs &>> 8) == 0 else { return endingQuotesInRuns(quotes) }
-        return quotes & ~(pairs | (pairs &<< 8))
-    }
-
-    @inline(never)
-    static func endingQuotesInRuns(_ quotes: UInt64) -> UInt64 {
-        var quotes = quotes
-        while quotes != 0 {
-            let at = quotes.trailingZeroBitCount &>> 3
-            guard at < 7, quotes & (0x80 &<< (at &* 8 &+ 8)) != 0 else { return 0x80 &<< (at &* 8) }
-            quotes &= quotes &- 1
-            quotes &= quotes &- 1
-        }
-        return 0
     }
 
     /// `skipUnquoted` 16 bytes a step, as two SWAR words (another machine's path, and the tail of

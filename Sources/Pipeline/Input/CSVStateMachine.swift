@@ -88,58 +88,49 @@ struct CSVStateMachine {
             state = .quoteInQuoted
             return .none
         case .unquoted:
-            switch byte {
-            case Self.comma:
-                state = .fieldNotBegun
-                return .fieldEnds(.unquoted)
-            case 0x0A, 0x0D:
-                state = .recordNotBegun
-                return .recordEnds(.unquoted)
-            case Self.quote:
-                state = .refused
-                return .refused
-            default:
-                return .fieldByte
-            }
+            if let end = delimiter(byte, ending: .unquoted) { return end }
+            return byte == Self.quote ? refuse() : .fieldByte
         case .recordNotBegun, .fieldNotBegun:
-            switch byte {
-            case 0x20, 0x09:
-                return .none
-            case 0x0A, 0x0D:
-                guard state == .fieldNotBegun else { return .none }
-                state = .recordNotBegun
-                return .recordEnds(.empty)
-            case Self.quote:
+            // Blank lines are no records: a line break ends one only after a comma.
+            if Self.isBlank(byte) || state == .recordNotBegun && Self.isLineBreak(byte) { return .none }
+            if byte == Self.quote {
                 state = .quoted
                 return .fieldBegins(quoted: true)
-            case Self.comma:
-                state = .fieldNotBegun
-                return .fieldEnds(.empty)
-            default:
-                state = .unquoted
-                return .fieldBegins(quoted: false)
             }
+            if let end = delimiter(byte, ending: .empty) { return end }
+            state = .unquoted
+            return .fieldBegins(quoted: false)
         case .quoteInQuoted, .afterClosingQuote:
-            switch byte {
-            case Self.comma:
-                state = .fieldNotBegun
-                return .fieldEnds(.quoted)
-            case 0x0A, 0x0D:
-                state = .recordNotBegun
-                return .recordEnds(.quoted)
-            case 0x20, 0x09:
+            if let end = delimiter(byte, ending: .quoted) { return end }
+            if Self.isBlank(byte) {
                 state = .afterClosingQuote
                 return .none
-            case Self.quote where state == .quoteInQuoted:
-                state = .quoted
-                return .escapedQuote
-            default:
-                state = .refused
-                return .refused
             }
+            guard byte == Self.quote, state == .quoteInQuoted else { return refuse() }
+            state = .quoted
+            return .escapedQuote
         case .refused:
             return .refused
         }
+    }
+
+    /// A comma or a line break ends the field (`kind`), a line break its record too; nil for any
+    /// other byte.
+    @inline(__always)
+    private mutating func delimiter(_ byte: UInt8, ending kind: FieldKind) -> Event? {
+        if byte == Self.comma {
+            state = .fieldNotBegun
+            return .fieldEnds(kind)
+        }
+        guard Self.isLineBreak(byte) else { return nil }
+        state = .recordNotBegun
+        return .recordEnds(kind)
+    }
+
+    @inline(__always)
+    private mutating func refuse() -> Event {
+        state = .refused
+        return .refused
     }
 
     /// Whether the machine is inside a field (its bytes may go on in the next chunk).
@@ -211,7 +202,7 @@ extension CSVStateMachine {
             guard !isRefused, let raw = bytes.baseAddress else { return }
             let count = bytes.count
             if memchr(raw, 0, count) != nil {
-                machine.state = .refused
+                _ = machine.refuse()
                 return
             }
             let base = raw.assumingMemoryBound(to: UInt8.self)
@@ -258,14 +249,14 @@ extension CSVStateMachine {
             let inField = machine.isInField
             listener.chunkEnds(count: count, in: base, inField: inField)
             offset &+= count
-            if inField && offset &- fieldStart > openFieldLimit { machine.state = .refused }
+            if inField && offset &- fieldStart > openFieldLimit { _ = machine.refuse() }
         }
 
         /// The end of the input: a last record without its line break counts; an open quote is refused.
         mutating func finish<L: Listener>(_ listener: inout L) {
             switch machine.state {
             case .quoted:
-                machine.state = .refused
+                _ = machine.refuse()
                 return
             case .recordNotBegun, .refused:
                 return
