@@ -54,7 +54,7 @@ func checkPortableSplits(_ text: [UInt8]) {
         guard let base = raw.baseAddress else { return }
         var position = 0
         while true {
-            position = CSVFastSplitter.skipBlanks(base.assumingMemoryBound(to: UInt8.self), from: position, count: raw.count)
+            position = CSVStateMachine.skipBetweenRecords(base.assumingMemoryBound(to: UInt8.self), from: position, count: raw.count)
             guard position < raw.count else { return }
             let nativeEnd = native.split(base, from: position, count: raw.count, using: NativeBlocks.self)
             let portableEnd = portable.split(base, from: position, count: raw.count, using: SWARBlocks.self)

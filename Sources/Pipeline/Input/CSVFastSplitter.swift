@@ -1,12 +1,12 @@
 import ByteScan
 import APNs
 
-/// `CSVParser`'s fast path: splits one record of a read chunk into its fields 16 bytes at a time
-/// (`ByteBlocks`: SSE2 on x86-64, SWAR elsewhere), where libcsv takes a state-machine step and a
-/// buffer check per byte. It reproduces what strict libcsv, with our options, makes of an
-/// ordinary record: leading and trailing spaces and tabs of an unquoted field dropped, a quoted
-/// field's quotes removed and its `""` unescaped, spaces and tabs after a closing quote ignored,
-/// CR and LF (and CR LF) ending a record, a quoted field free to span lines.
+/// `CSVParser`'s fast path: splits one record of a read chunk into its fields, stepping
+/// `CSVStateMachine` only at the bytes that may end one (a quoted field is copied 16 bytes at a
+/// time, `ByteBlocks`: SSE2 on x86-64, SWAR elsewhere), where libcsv takes a state-machine step and
+/// a buffer check per byte. It makes of an ordinary record what strict libcsv, with our options,
+/// makes of it: leading and trailing spaces and tabs of an unquoted field dropped, a quoted
+/// field's quotes removed and its `""` unescaped.
 ///
 /// Everything else it leaves to libcsv, which stays the reference (`CSVFastPathTests`, the
 /// `FuzzCSVFast` fuzzer): a record that strict libcsv refuses (a quote in an unquoted field, text
@@ -46,60 +46,72 @@ final class CSVFastSplitter {
         unescaped.deallocate()
     }
 
-    /// Skips what libcsv skips between records: blank lines, and spaces and tabs before a
-    /// record's first field (a line of only those is blank too). Returns the first other offset.
-    @inline(__always)
-    static func skipBlanks(_ base: UnsafePointer<UInt8>, from start: Int, count: Int) -> Int {
-        var index = start
-        while index < count {
-            let byte = base[index]
-            guard byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D else { break }
-            index &+= 1
-        }
-        return index
-    }
-
-    /// Splits the record starting at `start` (not a blank, see `skipBlanks`) into `spans`, and
-    /// returns the offset after its CR or LF; nil leaves the record to libcsv.
+    /// Splits the record starting at `start` (not a blank, see
+    /// `CSVStateMachine.skipBetweenRecords`) into `spans`, and returns the offset after its CR or
+    /// LF; nil leaves the record to libcsv.
     func split(_ raw: UnsafeRawPointer, from start: Int, count: Int) -> Int? {
         split(raw, from: start, count: count, using: NativeBlocks.self)
     }
 
-    /// `split(_:from:count:)` with the given block tests (the tests run both kinds).
+    /// `split(_:from:count:)` with the given block tests for quoted fields (the tests run both kinds).
+    /// The machine steps on each byte that may end a field; the bytes between are skipped (an
+    /// unquoted field's) or copied (a quoted field's) a block at a time.
     @inline(__always)
     func split<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int, using _: Blocks.Type) -> Int? {
         let base = raw.assumingMemoryBound(to: UInt8.self)
+        var machine = CSVStateMachine()
         var index = start
+        var fieldStart = start
+        var quoted = Span(start: 0, end: 0, isUnescaped: false)
         fieldCount = 0
         unescapedUsed = 0
         while true {
-            while index < count, base[index] == 0x20 || base[index] == 0x09 { index &+= 1 }
+            switch machine.state {
+            case .unquoted:
+                index = CSVStateMachine.skipUnquoted(raw, from: index, count: count)
+            case .quoted:
+                guard let span = scanQuoted(raw, from: index, count: count, using: Blocks.self) else { return nil }
+                quoted = span.field
+                index = span.closingQuote
+            default:
+                break
+            }
             guard index < count else { return nil }
-            let first = base[index]
-            var next: Int
-            if first == 0x22 {
-                guard let span = scanQuoted(raw, from: index &+ 1, count: count, using: Blocks.self) else { return nil }
-                append(span.field)
-                next = span.closingQuote &+ 1
-                while next < count, base[next] == 0x20 || base[next] == 0x09 { next &+= 1 }
-                guard next < count else { return nil }
-            } else if first == 0x2C || first == 0x0A || first == 0x0D {
-                append(Span(start: index, end: index, isUnescaped: false))
-                next = index
-            } else {
-                next = Self.unquotedEnd(raw, from: index &+ 1, count: count, using: Blocks.self)
-                guard next < count else { return nil }
-                var end = next
-                while base[end &- 1] == 0x20 || base[end &- 1] == 0x09 { end &-= 1 }
-                guard end &- index <= CSVParser.maxFieldBytes else { return nil }
-                append(Span(start: index, end: end, isUnescaped: false))
+            switch machine.step(base[index]) {
+            case .none, .fieldByte, .escapedQuote:
+                break
+            case .fieldBegins:
+                fieldStart = index
+            case .fieldEnds(let kind):
+                guard appendField(kind, from: fieldStart, to: index, quoted: quoted, base) else { return nil }
+            case .recordEnds(let kind):
+                guard appendField(kind, from: fieldStart, to: index, quoted: quoted, base) else { return nil }
+                return index &+ 1
+            case .refused:
+                return nil  // a quote in an unquoted field, text after a closing quote: libcsv's error
             }
-            switch base[next] {
-            case 0x2C: index = next &+ 1
-            case 0x0A, 0x0D: return next &+ 1
-            default: return nil  // a quote in an unquoted field, text after a closing quote: libcsv's error
-            }
+            index &+= 1
         }
+    }
+
+    /// Keeps the field that ended at `end`: an unquoted one from `start` (its first byte) with its
+    /// trailing blanks dropped, a quoted one as `scanQuoted` found it. False for an
+    /// unquoted field over the size limit.
+    @inline(__always)
+    private func appendField(_ kind: CSVStateMachine.FieldKind, from start: Int, to end: Int, quoted: Span,
+                             _ base: UnsafePointer<UInt8>) -> Bool {
+        switch kind {
+        case .empty:
+            append(Span(start: end, end: end, isUnescaped: false))
+        case .quoted:
+            append(quoted)
+        case .unquoted:
+            var last = end
+            while CSVStateMachine.isBlank(base[last &- 1]) { last &-= 1 }
+            guard last &- start <= CSVParser.maxFieldBytes else { return false }
+            append(Span(start: start, end: last, isUnescaped: false))
+        }
+        return true
     }
 
     /// The bytes of `span`, `""` unescaped.
@@ -111,10 +123,8 @@ final class CSVFastSplitter {
     /// Scans a quoted field from `start` (after its opening quote) to its closing quote, copying it
     /// a block (16 bytes) a step into `unescaped` as it goes, each `""` as one quote: a block is
     /// stored whole, and after a quote the copy goes on from the byte after it. Nil when the chunk
-    /// ends first, or the field is over the size limit.
-    ///
-    /// One flat loop, a block or a quote a step: a JSON payload holds a `""` every 15 bytes or so,
-    /// and leaving an inner block loop for each cost about 35 instructions an escape (callgrind).
+    /// ends first, or the field is over the size limit. One flat loop, a block or a quote a step
+    /// (`CSVStateMachine` says why).
     @inline(__always)
     private func scanQuoted<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int,
                                                 using _: Blocks.Type) -> (field: Span, closingQuote: Int)? {
@@ -182,33 +192,5 @@ final class CSVFastSplitter {
         spans.deallocate()
         spans = larger
         spanCapacity *= 2
-    }
-
-    /// In an unquoted field, the offset of the first comma, CR, LF or quote, or `count`. A block
-    /// with no byte below `-` (hex digits, letters, digits) holds none of them; the last few bytes
-    /// of the chunk go one at a time.
-    @inline(__always)
-    static func unquotedEnd<Blocks: ByteBlocks>(_ raw: UnsafeRawPointer, from start: Int, count: Int,
-                                                using _: Blocks.Type) -> Int {
-        var index = start
-        while count &- index >= 16 {
-            let low = Blocks.atMost(Blocks.load(raw + index), 0x2C)
-            if Blocks.isEmpty(low) {
-                index &+= 16
-                continue
-            }
-            index &+= Blocks.first(low)
-            switch raw.load(fromByteOffset: index, as: UInt8.self) {
-            case 0x2C, 0x0A, 0x0D, 0x22: return index
-            default: index &+= 1
-            }
-        }
-        while index < count {
-            switch raw.load(fromByteOffset: index, as: UInt8.self) {
-            case 0x2C, 0x0A, 0x0D, 0x22: return index
-            default: index &+= 1
-            }
-        }
-        return count
     }
 }

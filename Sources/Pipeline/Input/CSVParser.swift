@@ -112,7 +112,7 @@ final class CSVParser {
         var position = 0
         while position < count {
             if parser.pointee.pstate == 0 {
-                position = CSVFastSplitter.skipBlanks(bytes, from: position, count: count)
+                position = CSVStateMachine.skipBetweenRecords(bytes, from: position, count: count)
                 guard position < count else { break }
                 if let next = splitter.split(base, from: position, count: count) {
                     if keepsFields && headerFieldCount >= 0 {

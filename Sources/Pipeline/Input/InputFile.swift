@@ -102,6 +102,17 @@ final class InputFile {
     /// Whether the input is zstd-compressed (read decompressed).
     var isCompressed: Bool { zstd != nil }
 
+    /// Reads on to the end of the file, `chunkSize` bytes at a time, handing each chunk to `scan`;
+    /// false as soon as `scan` returns false (the rest is left unread).
+    func scanToEnd(chunkSize: Int, _ scan: (UnsafeRawBufferPointer) -> Bool) throws(InputFileError) -> Bool {
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(chunkSize)
+        while try read(into: &chunk, limit: chunkSize) {
+            guard chunk.withUnsafeBytes(scan) else { return false }
+        }
+        return true
+    }
+
     /// Replaces `buffer`'s contents with up to `limit` bytes; returns false at the end of the file.
     /// Throws `.interrupted` when a stream's wait was cut short by `shouldStop`.
     func read(into buffer: inout [UInt8], limit: Int) throws(InputFileError) -> Bool {

@@ -129,12 +129,11 @@ public enum Prescan {
         let file = try InputFile(path: path)
         var counter = CSVRecordCounter()
         counter.duplicates = duplicates
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(chunkSize)
-        while try file.read(into: &chunk, limit: chunkSize) {
-            chunk.withUnsafeBytes { counter.scan($0) }
-            if counter.isSuspicious { return nil }
+        let scanned = try file.scanToEnd(chunkSize: chunkSize) { chunk in
+            counter.scan(chunk)
+            return !counter.isSuspicious
         }
+        guard scanned else { return nil }
         counter.finish()
         return counter.isSuspicious ? nil : counter.records
     }

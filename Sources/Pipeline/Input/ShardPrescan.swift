@@ -29,12 +29,11 @@ struct ShardPrescan {
         else { return nil }
         let file = try InputFile(path: path)
         var scanner = ShardRecordScanner(shard: shard, tokenField: tokenField, headerFields: header.fieldCount)
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(chunkSize)
-        while try file.read(into: &chunk, limit: chunkSize) {
-            chunk.withUnsafeBytes { scanner.scan($0) }
-            if scanner.isSuspicious { return nil }
+        let scanned = try file.scanToEnd(chunkSize: chunkSize) { chunk in
+            scanner.scan(chunk)
+            return !scanner.isSuspicious
         }
+        guard scanned else { return nil }
         scanner.finish()
         guard !scanner.isSuspicious else { return nil }
         return ShardPrescan(result: PrescanResult(rows: scanner.members.count, header: header), members: scanner.members)

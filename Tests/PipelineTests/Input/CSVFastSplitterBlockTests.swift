@@ -49,7 +49,7 @@ extension CSVFastPathTests {
             let bytes = base.assumingMemoryBound(to: UInt8.self)
             var position = 0
             while true {
-                position = CSVFastSplitter.skipBlanks(bytes, from: position, count: raw.count)
+                position = CSVStateMachine.skipBetweenRecords(bytes, from: position, count: raw.count)
                 guard position < raw.count else { return }
                 let nativeEnd = native.split(base, from: position, count: raw.count, using: NativeBlocks.self)
                 let portableEnd = portable.split(base, from: position, count: raw.count, using: SWARBlocks.self)

@@ -3,12 +3,12 @@ import Testing
 import TestSupport
 @testable import Pipeline
 
-/// The counter's field skips come in two builds: SSE2 (32 bytes a step, x86-64) and SWAR (16 bytes
+/// The state machine's field skips come in two builds: SSE2 (32 bytes a step, x86-64) and SWAR (16 bytes
 /// a step, other machines and x86-64's tail). Both must keep to the one contract the byte-at-a-time
 /// state machine relies on, so each is checked here on the same random buffers, whichever this
 /// machine uses: everything skipped could not end the field, and a stop before the last 31 bytes is
 /// at a byte that could.
-@Suite struct CSVRecordCounterSkipTests {
+@Suite struct CSVFieldSkipsTests {
     /// Random bytes with quotes (singly and in runs), commas, line breaks and spaces among letters.
     static func buffer(_ random: inout SeededRandom) -> [UInt8] {
         let alphabet = Array("\"\"\"\",\n\r abcdef0123456789{}:-~".utf8) + [0x80, 0xFF, 0x2D, 0x2C, 0x09]
@@ -62,12 +62,12 @@ import TestSupport
     }
 
     @Test func bothQuotedSkipsStopOnlyWhereAQuoteMayEndTheField() {
-        Self.check(seed: 20261126, [("SIMD", CSVRecordCounter.skipQuoted, 31), ("SWAR", CSVRecordCounter.skipQuotedSWAR, 7)],
+        Self.check(seed: 20261126, [("SIMD", CSVStateMachine.skipQuoted, 31), ("SWAR", CSVStateMachine.skipQuotedSWAR, 7)],
                    skippable: Self.quotesPairUp, stops: { $0 == 0x22 })
     }
 
     @Test func bothUnquotedSkipsStopOnlyBeforeAByteBelowTheHyphen() {
-        Self.check(seed: 20261127, [("SIMD", CSVRecordCounter.skipUnquoted, 31), ("SWAR", CSVRecordCounter.skipUnquotedSWAR, 7)],
+        Self.check(seed: 20261127, [("SIMD", CSVStateMachine.skipUnquoted, 31), ("SWAR", CSVStateMachine.skipUnquotedSWAR, 7)],
                    skippable: { bytes, start, stop in bytes[start..<stop].allSatisfy { $0 >= 0x2D } }, stops: { $0 < 0x2D })
     }
 }
