@@ -195,76 +195,59 @@ public final class ClientConnection {
         }
     }
 
-    /// Submits one request; false if it cannot be taken now (no free slot, draining, closed): the
-    /// caller keeps the job. Calls no delegate method. `submittedAt` must be
-    /// `Reactor.monotonicNanoseconds()` at submission, or the reactor's `turnStartedAt` during the
-    /// turn that submits: the response timeout is measured from it, and it comes back in the
-    /// `H2Response` (for latency).
-    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64, submittedAt: UInt64) -> Bool {
+    /// Submits one request, `POST path` with `headers` and `body`, to come back to the delegate under
+    /// `tag`; false if it cannot be taken now (no free slot, draining, closed): the caller keeps it.
+    /// Calls no delegate method. `submittedAt` must be `Reactor.monotonicNanoseconds()` at
+    /// submission (the default), or the reactor's `turnStartedAt` during the turn that submits: the
+    /// response timeout is measured from it, and it comes back in the `H2Response` (for latency).
+    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
+                       submittedAt: UInt64 = Reactor.monotonicNanoseconds()) -> Bool {
         submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
             try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
         }
     }
 
-    /// The template form of `submit` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
-    /// `template` and `body` move into the request's stream (see there).
-    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
-        // Not through `submitting`: a closure would capture `template` and `body` and pass copies
-        // on. Unretained, as the one-buffer form below.
-        guard phase == .ready, let session = unretainedSession else { return false }
+    /// A bulk sender's `submit`: `template`'s method, headers and path prefix, then `pathSuffix`,
+    /// `headers` and `body` (see `H2ClientSession.submit(template:pathSuffix:headers:body:tag:submittedAt:)`).
+    /// `template` and `body` move into the request's stream.
+    package func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                        body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        // The closure takes the references out of optionals: captured as they are, they would be copied.
         var template: H2RequestTemplate? = consume template
         var body: ArraySlice<UInt8>? = consume body
-        let wasIdle = session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 }
-        do {
-            _ = try session._withUnsafeGuaranteedRef { h2 in
-                try h2.submit(template: template.take()!, pathSuffix: pathSuffix, headers: headers, body: body.take()!,
-                              tag: tag, submittedAt: submittedAt)
-            }
-        } catch {
-            return false
+        return submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
+            try h2.submit(template: template.take()!, pathSuffix: pathSuffix, headers: headers, body: body.take()!,
+                          tag: tag, submittedAt: submittedAt)
         }
-        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
-        return true
     }
 
-    /// The one-buffer form of `submit` (see `H2ClientSession.submit(template:bytes:pathSuffix:body:headers:tag:submittedAt:)`).
-    /// `template` and `bytes` move into the request's stream.
-    public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
-                       body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64) -> Bool {
-        guard phase == .ready, let session = unretainedSession else { return false }
-        // Unretained (see `unretainedSession`): `let h2` was a retain and a release per request. The
-        // closure takes the references out of optionals: captured as they are, they would be copied.
+    /// A bulk sender's `submit` with the path suffix and the body as ranges of one buffer, which
+    /// moves into the request's stream with `template` (see
+    /// `H2ClientSession.submit(template:bytes:pathSuffix:body:headers:tag:submittedAt:)`).
+    package func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
+                        body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64) -> Bool {
         var template: H2RequestTemplate? = consume template
         var bytes: [UInt8]? = consume bytes
+        return submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
+            try h2.submit(template: template.take()!, bytes: bytes.take()!, pathSuffix: pathSuffix, body: body,
+                          headers: headers, tag: tag, submittedAt: submittedAt)
+        }
+    }
+
+    /// Every form's way in: `submit` gets the session unretained (see `unretainedSession`: `let h2`
+    /// was a retain and a release per request), and a request into an idle connection may bring
+    /// the response deadline forward.
+    @inline(__always)
+    private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
+        guard phase == .ready, let session = unretainedSession else { return false }
         let wasIdle = session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 }
         do {
-            _ = try session._withUnsafeGuaranteedRef { h2 in
-                try h2.submit(template: template.take()!, bytes: bytes.take()!, pathSuffix: pathSuffix, body: body,
-                              headers: headers, tag: tag, submittedAt: submittedAt)
-            }
+            _ = try session._withUnsafeGuaranteedRef { h2 throws(H2Error) in try submit(h2) }
         } catch {
             return false
         }
         if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
         return true
-    }
-
-    private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
-        guard phase == .ready, let h2 else { return false }
-        let wasIdle = h2.inFlightCount == 0
-        do {
-            _ = try submit(h2)
-        } catch {
-            return false
-        }
-        if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
-        return true
-    }
-
-    /// `submit` stamped with the reactor's clock now.
-    public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64) -> Bool {
-        submit(path: path, headers: headers, body: body, tag: tag, submittedAt: Reactor.monotonicNanoseconds())
     }
 
     /// Writes everything submitted so far (one TLS write for the batch). Submissions made inside

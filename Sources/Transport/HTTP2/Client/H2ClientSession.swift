@@ -321,6 +321,7 @@ public final class H2ClientSession {
 
 extension H2ClientSession {
     /// Submits `method path` with `headers` and `body`, to be matched by `tag` in its ending event.
+    /// The form callers use; a bulk sender's forms below reuse a template's header fields.
     ///
     /// `:scheme` is https and `:authority` the configured one; `:path` is sent never-indexed, each header
     /// by its `indexing`. No PRIORITY information is ever sent. The session keeps `body` (a reference,
@@ -330,11 +331,7 @@ extension H2ClientSession {
     @discardableResult
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
                        submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
-        guard session != nil else { throw .terminated }
-        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
-        // time, was a second call into nghttp2 per request.
-        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
-
+        try requireFreeSlot()
         fillHeaderBlock(method: method, path: path, headers: headers)
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         streams.keep(body: body[...], template: nil, at: index)
@@ -348,12 +345,9 @@ extension H2ClientSession {
     /// `template` and `body` are consumed: they move into the stream's record, so passing a
     /// reference the caller no longer needs costs no retain here and no release at the caller.
     @discardableResult
-    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
-        guard session != nil else { throw .terminated }
-        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
-        // time, was a second call into nghttp2 per request.
-        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
+    package func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                        body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+        try requireFreeSlot()
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         pathSuffix.withUnsafeBytes { fillHeaderBlock(template: template, pathSuffix: $0, headers: headers, index: index) }
         streams.keep(body: consume body, template: consume template, at: index)
@@ -365,10 +359,9 @@ extension H2ClientSession {
     /// one buffer (a CSV batch's storage) hands over one reference, not two slices, each a retain
     /// and a release on a line that other threads touch too.
     @discardableResult
-    public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
-                       body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
-        guard session != nil else { throw .terminated }
-        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
+    package func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
+                        body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+        try requireFreeSlot()
         precondition(pathSuffix.lowerBound >= 0 && pathSuffix.upperBound <= bytes.count, "H2ClientSession: path suffix out of bounds")
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         bytes.withUnsafeBytes { buffer in
@@ -377,6 +370,14 @@ extension H2ClientSession {
         }
         streams.keep(body: (consume bytes)[body], template: consume template, at: index)
         return try submitFilledHeaders(index: index)
+    }
+
+    /// Throws unless a request may be submitted now. `freeStreamSlots` is 0 when no request is
+    /// accepted: asking `acceptsRequests` first, every time, was a second call into nghttp2 per request.
+    @inline(__always)
+    private func requireFreeSlot() throws(H2Error) {
+        guard session != nil else { throw .terminated }
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
     }
 
     /// Submits the header block for the request in slot `index` (its references kept already).
