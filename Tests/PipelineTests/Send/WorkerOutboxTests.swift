@@ -31,9 +31,15 @@ import Transport
         /// Runs `body` on the reactor's thread and waits until it returned. Unowned: the desk's
         /// last reference is the test's, so that `deinit` runs on the test's thread.
         func onReactor<Value: Sendable>(_ body: @escaping @Sendable (Desk) -> Value) -> Value {
-            let result = Handed<Value>()
-            reactor.execute { [unowned self] in result.hand(body(self)) }
-            return result.wait()
+            let result = Locked<Value?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            reactor.execute { [unowned self] in
+                let value = body(self)
+                result.change { $0 = value }
+                done.signal()
+            }
+            done.wait()
+            return result.value!
         }
 
         /// What the writer would read now, in order.
@@ -41,27 +47,6 @@ import Transport
             var records: [RowResult] = []
             outcomes.takeBatch(max: .max, into: &records)
             return records
-        }
-    }
-
-    /// A value handed from the reactor's thread to the test's.
-    final class Handed<Value: Sendable>: @unchecked Sendable {
-        // Shared by the two threads behind `condition`.
-        private let condition = NSCondition()
-        private var value: Value?
-
-        func hand(_ value: Value) {
-            condition.lock()
-            self.value = value
-            condition.signal()
-            condition.unlock()
-        }
-
-        func wait() -> Value {
-            condition.lock()
-            defer { condition.unlock() }
-            while value == nil { condition.wait() }
-            return value!
         }
     }
 
@@ -180,13 +165,13 @@ import Transport
 
     @Test func aRetryComesBackWhenItsBackoffIsOver() throws {
         let desk = try Desk()
-        let due = Handed<Int>()
+        let due = Locked<[Int]>([])
         let held = desk.onReactor { desk in
-            desk.outbox.holdForRetry(Self.job(7), milliseconds: 5) { job in due.hand(job.row) }
+            desk.outbox.holdForRetry(Self.job(7), milliseconds: 5) { job in due.change { $0.append(job.row) } }
             return desk.outbox.holdsRetries
         }
         #expect(held)
-        #expect(due.wait() == 7)
+        #expect(due.wait { $0 == [7] })
         #expect(desk.onReactor { desk in desk.outbox.holdsRetries } == false)
     }
 

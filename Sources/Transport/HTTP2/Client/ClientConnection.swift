@@ -202,9 +202,15 @@ public final class ClientConnection {
     /// response timeout is measured from it, and it comes back in the `H2Response` (for latency).
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
                        submittedAt: UInt64 = Reactor.monotonicNanoseconds()) -> Bool {
-        submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
-            try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
+        guard let (session, wasIdle) = sessionForRequest() else { return false }
+        do {
+            _ = try session._withUnsafeGuaranteedRef { h2 in
+                try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
+            }
+        } catch {
+            return false
         }
+        return submitted(wasIdle: wasIdle, at: submittedAt)
     }
 
     /// A bulk sender's `submit`: `template`'s method, headers and path prefix, then `pathSuffix`,
@@ -212,13 +218,19 @@ public final class ClientConnection {
     /// `template` and `body` move into the request's stream.
     package func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
                         body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64) -> Bool {
+        guard let (session, wasIdle) = sessionForRequest() else { return false }
         // The closure takes the references out of optionals: captured as they are, they would be copied.
         var template: H2RequestTemplate? = consume template
         var body: ArraySlice<UInt8>? = consume body
-        return submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
-            try h2.submit(template: template.take()!, pathSuffix: pathSuffix, headers: headers, body: body.take()!,
-                          tag: tag, submittedAt: submittedAt)
+        do {
+            _ = try session._withUnsafeGuaranteedRef { h2 in
+                try h2.submit(template: template.take()!, pathSuffix: pathSuffix, headers: headers, body: body.take()!,
+                              tag: tag, submittedAt: submittedAt)
+            }
+        } catch {
+            return false
         }
+        return submitted(wasIdle: wasIdle, at: submittedAt)
     }
 
     /// A bulk sender's `submit` with the path suffix and the body as ranges of one buffer, which
@@ -226,26 +238,33 @@ public final class ClientConnection {
     /// `H2ClientSession.submit(template:bytes:pathSuffix:body:headers:tag:submittedAt:)`).
     package func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
                         body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64) -> Bool {
+        guard let (session, wasIdle) = sessionForRequest() else { return false }
         var template: H2RequestTemplate? = consume template
         var bytes: [UInt8]? = consume bytes
-        return submitting(submittedAt: submittedAt) { h2 throws(H2Error) in
-            try h2.submit(template: template.take()!, bytes: bytes.take()!, pathSuffix: pathSuffix, body: body,
-                          headers: headers, tag: tag, submittedAt: submittedAt)
-        }
-    }
-
-    /// Every form's way in: `submit` gets the session unretained (see `unretainedSession`: `let h2`
-    /// was a retain and a release per request), and a request into an idle connection may bring
-    /// the response deadline forward.
-    @inline(__always)
-    private func submitting(submittedAt: UInt64, _ submit: (H2ClientSession) throws(H2Error) -> Int32) -> Bool {
-        guard phase == .ready, let session = unretainedSession else { return false }
-        let wasIdle = session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 }
         do {
-            _ = try session._withUnsafeGuaranteedRef { h2 throws(H2Error) in try submit(h2) }
+            _ = try session._withUnsafeGuaranteedRef { h2 in
+                try h2.submit(template: template.take()!, bytes: bytes.take()!, pathSuffix: pathSuffix, body: body,
+                              headers: headers, tag: tag, submittedAt: submittedAt)
+            }
         } catch {
             return false
         }
+        return submitted(wasIdle: wasIdle, at: submittedAt)
+    }
+
+    /// The session a request goes to, unretained (see `unretainedSession`: `let h2` was a retain
+    /// and a release per request), and whether nothing was in flight; nil while none is taken.
+    /// Not a helper that takes the submit as a closure: one more closure level cost ~20
+    /// instructions a request (its captures went through memory).
+    @inline(__always)
+    private func sessionForRequest() -> (Unmanaged<H2ClientSession>, wasIdle: Bool)? {
+        guard phase == .ready, let session = unretainedSession else { return nil }
+        return (session, session._withUnsafeGuaranteedRef { $0.inFlightCount == 0 })
+    }
+
+    /// A request went into a connection that was idle: its response deadline may be the earliest.
+    @inline(__always)
+    private func submitted(wasIdle: Bool, at submittedAt: UInt64) -> Bool {
         if wasIdle { responseDeadlineMayBeEarlier(submittedAt &+ responseTimeoutNanoseconds) }
         return true
     }
