@@ -331,7 +331,11 @@ extension H2ClientSession {
     @discardableResult
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
                        submittedAt: UInt64 = 0, method: String = "POST") throws(H2Error) -> Int32 {
-        try requireFreeSlot()
+        guard session != nil else { throw .terminated }
+        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
+        // time, was a second call into nghttp2 per request.
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
+
         fillHeaderBlock(method: method, path: path, headers: headers)
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         streams.keep(body: body[...], template: nil, at: index)
@@ -347,7 +351,10 @@ extension H2ClientSession {
     @discardableResult
     package func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
                         body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
-        try requireFreeSlot()
+        guard session != nil else { throw .terminated }
+        // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
+        // time, was a second call into nghttp2 per request.
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         pathSuffix.withUnsafeBytes { fillHeaderBlock(template: template, pathSuffix: $0, headers: headers, index: index) }
         streams.keep(body: consume body, template: consume template, at: index)
@@ -361,7 +368,8 @@ extension H2ClientSession {
     @discardableResult
     package func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
                         body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
-        try requireFreeSlot()
+        guard session != nil else { throw .terminated }
+        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
         precondition(pathSuffix.lowerBound >= 0 && pathSuffix.upperBound <= bytes.count, "H2ClientSession: path suffix out of bounds")
         let index = streams.insert(tag: tag, submittedAt: submittedAt)
         bytes.withUnsafeBytes { buffer in
@@ -370,14 +378,6 @@ extension H2ClientSession {
         }
         streams.keep(body: (consume bytes)[body], template: consume template, at: index)
         return try submitFilledHeaders(index: index)
-    }
-
-    /// Throws unless a request may be submitted now. `freeStreamSlots` is 0 when no request is
-    /// accepted: asking `acceptsRequests` first, every time, was a second call into nghttp2 per request.
-    @inline(__always)
-    private func requireFreeSlot() throws(H2Error) {
-        guard session != nil else { throw .terminated }
-        guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
     }
 
     /// Submits the header block for the request in slot `index` (its references kept already).
