@@ -3,8 +3,8 @@ import Transport
 
 /// One reactor thread's share of a `--protocol binary` campaign (Apple's retired binary provider
 /// API, issue 15): its connections (`BinaryLink`s), the jobs they pull from the shared work queue,
-/// the retries it owns. The same reader, retry policy, writer and stop rules as the HTTP/2 `Worker`;
-/// only the wire differs. Everything here runs on `reactor`'s thread.
+/// the retries it owns. The same reader, retry policy, writer, stop rules and `WorkerOutbox` as the
+/// HTTP/2 `Worker`; only the wire differs. Everything here runs on `reactor`'s thread.
 ///
 /// The protocol answers only refusals, so each connection keeps a window of notifications sent
 /// and not yet known good (`--binary-window`), and of those at risk of a refusal's discard a
@@ -24,13 +24,11 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     let runHeaders: RowHeaders?
     var links: [BinaryLink] = []
     var ready = JobQueue()
-    var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    var finished: [RowResult] = []
+    /// Records to the writer, jobs from the work queue, retries on their backoff.
+    let outbox: WorkerOutbox
     var retryPolicy: RetryPolicy
     var stopping = false
     var closing = false
-    private var waitingForWork = false
-    private var flushScheduled = false
     private var sweepTimer: TimerID?
     let quietNanoseconds: UInt64
     /// A sweep's period, and the round after which a notification with no error response has
@@ -48,6 +46,8 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         stepNanoseconds = max(5_000_000, quietNanoseconds / 4)
         windowLimit = max(1, configuration.binaryWindow)
         retryPolicy = RetryPolicy(for: configuration, worker: index)
+        outbox = WorkerOutbox(reactor: reactor, outcomes: shared.outcomes, jobPool: shared.decoder.jobPool)
+        outbox.workArrived = { [unowned self] in fillAll() }
     }
 
     // MARK: - Lifecycle (called through reactor.execute)
@@ -67,21 +67,16 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     func beginStopping() {
         guard !stopping else { return }
         stopping = true
-        while let job = ready.popFirst() { finish(stop.record(job)) }
-        for (_, entry) in retryTimers {
-            reactor.cancel(entry.0)
-            finish(stop.record(entry.1))
-        }
-        retryTimers.removeAll()
+        outbox.endHeldJobs(&ready, as: stop)
         stopReconnecting()
         reactor.schedule(after: .milliseconds(Int(shared.configuration.stopGraceSeconds * 1000))) { [self] in
             for link in links {
                 for sent in link.takeAll() { finish(stop.record(sent.job)) }
                 link.stream?.close()
             }
-            publish()
+            outbox.publish()
         }
-        publish()
+        outbox.publish()
     }
 
     /// Every row is recorded: close every connection.
@@ -129,7 +124,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
             armSweep()
         }
         if !link.hasRoom { armProbe(link) }
-        schedulePublish()
+        outbox.schedulePublish()
     }
 
     /// The window is full: once its newest notifications have gone unrefused for the link's
@@ -163,22 +158,8 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
     }
 
     private func nextJob() -> Job? {
-        if ready.isEmpty { refill() }
+        if ready.isEmpty { _ = outbox.refill(&ready, from: shared.work) }
         return ready.popFirst()
-    }
-
-    private func refill() {
-        let taken = ready.takeBatch(from: shared.work, max: 256)
-        if taken == 0 && !waitingForWork && !shared.work.isClosed {
-            waitingForWork = true
-            let reactor = self.reactor
-            shared.work.callWhenAvailable { [unowned self] in
-                reactor.execute { [unowned self] in
-                    waitingForWork = false
-                    fillAll()
-                }
-            }
-        }
     }
 
     // MARK: - The quiet period
@@ -206,7 +187,7 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         }
         fillAll()
         if pending { armSweep() }
-        publish()
+        outbox.publish()
     }
 
     func delivered(_ sent: BinaryLink.Sent, on link: BinaryLink) {
@@ -225,26 +206,8 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         shared.noteConnectionReady(endpointIndex: link.slot.endpointIndex)
     }
 
-    // MARK: - Hand-off to the writer
-
-    func finish(_ record: consuming RowResult) {
-        finished.append(consume record)
-        if finished.count >= 512 { publish() }
-    }
-
-    func schedulePublish() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        reactor.execute { [unowned self] in
-            flushScheduled = false
-            publish()
-        }
-    }
-
-    func publish() {
-        guard !finished.isEmpty else { return }
-        shared.outcomes.put(moving: &finished)
-    }
+    /// The row's record goes to the writer with the outbox's next batch.
+    func finish(_ record: consuming RowResult) { outbox.finish(consume record) }
 
     /// Submitting more from inside a stream callback is left to the next turn.
     func scheduleRefill() {
@@ -356,7 +319,7 @@ extension BinaryWorker {
             if stopping { finish(stop.record(sent.job)) } else { ready.pushFront(sent.job) }
         }
         scheduleRefill()
-        schedulePublish()
+        outbox.schedulePublish()
     }
 
     /// The row the gateway refused, settled by `RetryPolicy` as an HTTP/2 answer would be.
@@ -382,14 +345,10 @@ extension BinaryWorker {
             ready.pushBack(job)
             return scheduleRefill()
         }
-        let job = job.detached()
-        let tag = UInt64(job.row)
-        let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
-            guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }
+        outbox.holdForRetry(job, milliseconds: delay) { [self] job in
             ready.pushBack(job)
             fillAll()
         }
-        retryTimers[tag] = (timer, job)
     }
 
     /// The connection ended. After an error response all is settled. Otherwise the gateway closed
@@ -421,7 +380,7 @@ extension BinaryWorker {
             if !inDoubt.isEmpty { link.closedSilently() }
             for sent in inDoubt { lost(sent.job) }
             scheduleRefill()
-            schedulePublish()
+            outbox.schedulePublish()
         }
         // An error response or a close by the gateway is an orderly end: replace at once.
         let orderly = link.answeredWithError || end == .peerClosed

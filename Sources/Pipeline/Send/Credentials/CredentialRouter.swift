@@ -57,29 +57,20 @@ struct CredentialRouter: Sendable {
         self.teamScoped = teamScoped
     }
 
-    /// The row's group. `environment` and `keyID`: the row's fields (nil or empty: none);
-    /// `topic`: the topic it is sent with.
-    func route(environment environmentField: ArraySlice<UInt8>?, keyID keyField: ArraySlice<UInt8>?,
-               topic: String?) -> Route {
-        Self.withBytes(environmentField) { environment in
-            Self.withBytes(keyField) { keyID in
-                guard var topic else { return route(environment: environment, keyID: keyID, topic: nil) }
-                return topic.withUTF8 { route(environment: environment, keyID: keyID, topic: $0) }
+    /// The row's group. `environment` and `keyID`: the row's fields (nil or empty: none); `topic`:
+    /// the topic it is sent with. Each as the caller holds it (a string, a slice, or bytes lent from
+    /// a batch, which costs no retain of the batch's storage); the router reads their bytes.
+    func route<Environment: RoutedField, KeyID: RoutedField, Topic: RoutedField>(
+        environment: Environment?, keyID: KeyID?, topic: Topic?) -> Route {
+        Self.lend(environment) { environment in
+            Self.lend(keyID) { keyID in
+                Self.lend(topic) { topic in route(lentEnvironment: environment, keyID: keyID, topic: topic) }
             }
         }
     }
 
-    /// The row's fields lent as bytes (the reader's, from its batch) with its topic as a string.
-    func route(lentEnvironment environment: UnsafeBufferPointer<UInt8>?, keyID: UnsafeBufferPointer<UInt8>?,
-               topic: String?) -> Route {
-        guard var topic else { return route(environment: environment, keyID: keyID, topic: nil as UnsafeBufferPointer<UInt8>?) }
-        return topic.withUTF8 { route(environment: environment, keyID: keyID, topic: $0) }
-    }
-
-    /// The same over the fields' bytes: the prescan's scan routes what it captured with it, so
-    /// that it counts each group's rows as the reader will send them.
-    func route(environment environmentField: UnsafeBufferPointer<UInt8>?, keyID keyField: UnsafeBufferPointer<UInt8>?,
-               topic: UnsafeBufferPointer<UInt8>?) -> Route {
+    private func route(lentEnvironment environmentField: UnsafeBufferPointer<UInt8>?, keyID keyField: UnsafeBufferPointer<UInt8>?,
+                       topic: UnsafeBufferPointer<UInt8>?) -> Route {
         var environment = runEnvironment
         var explicit = false
         if let field = environmentField, !field.isEmpty {
@@ -100,7 +91,7 @@ struct CredentialRouter: Sendable {
             }
             return candidate.groups[environment].map(Route.group) ?? .noEndpoint(environment)
         }
-        return route(environment: environment, topic: topic)
+        return route(environment: environment, lentTopic: topic)
     }
 
     /// The label (key id) of credential `index` and the one environment it serves, for messages.
@@ -108,18 +99,18 @@ struct CredentialRouter: Sendable {
         (candidates[index].label, candidates[index].environment)
     }
 
-    private static func withBytes<R>(_ field: ArraySlice<UInt8>?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+    private static func lend<Field: RoutedField, R>(_ field: Field?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         guard let field else { return body(nil) }
-        return field.withUnsafeBufferPointer { body($0) }
+        return field.withRoutedBytes { body($0) }
     }
 
-    /// By topic alone, in `environment` (also `--environment-fallback`'s choice in the other one).
-    func route(environment: APNsEnvironment, topic: String?) -> Route {
-        guard var topic else { return route(environment: environment, topic: nil as UnsafeBufferPointer<UInt8>?) }
-        return topic.withUTF8 { route(environment: environment, topic: $0) }
+    /// Where a row of `topic` goes in `environment`, by topic alone, as `route` decides for a row
+    /// with no `key_id`: `--environment-fallback`'s choice in the other environment.
+    func groupServing(topic: String?, in environment: APNsEnvironment) -> Route {
+        Self.lend(topic) { route(environment: environment, lentTopic: $0) }
     }
 
-    private func route(environment: APNsEnvironment, topic: UnsafeBufferPointer<UInt8>?) -> Route {
+    private func route(environment: APNsEnvironment, lentTopic topic: UnsafeBufferPointer<UInt8>?) -> Route {
         var index: Int?
         if let topic, !byBundle.isEmpty {
             index = byBundle.index(of: UnsafeBufferPointer(rebasing: topic[..<KeyDescription.bundleIDLength(ofTopic: topic)]),
@@ -129,6 +120,30 @@ struct CredentialRouter: Sendable {
             return .rejected(.noCredentialsForTopic, environment: environment)
         }
         return candidates[index].groups[environment].map(Route.group) ?? .noEndpoint(environment)
+    }
+}
+
+/// A row's field as `CredentialRouter.route` reads it: its bytes, lent for the call.
+protocol RoutedField {
+    func withRoutedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result
+}
+
+extension UnsafeBufferPointer<UInt8>: RoutedField {
+    func withRoutedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result { body(self) }
+}
+
+extension ArraySlice<UInt8>: RoutedField {
+    func withRoutedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result { withUnsafeBufferPointer(body) }
+}
+
+extension Array<UInt8>: RoutedField {
+    func withRoutedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result { withUnsafeBufferPointer(body) }
+}
+
+extension String: RoutedField {
+    func withRoutedBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        var text = self
+        return text.withUTF8(body)
     }
 }
 

@@ -46,7 +46,7 @@ struct GroupHandOff {
         let environmentRange = environmentSlot.flatMap { batch.fieldRange(slot: $0, at: index) }
         let keyIDRange = keyIDSlot.flatMap { batch.fieldRange(slot: $0, at: index) }
         let route = batch.storage.withUnsafeBufferPointer { storage in
-            router.route(lentEnvironment: environmentRange.map { UnsafeBufferPointer(rebasing: storage[$0]) },
+            router.route(environment: environmentRange.map { UnsafeBufferPointer(rebasing: storage[$0]) },
                          keyID: keyIDRange.map { UnsafeBufferPointer(rebasing: storage[$0]) }, topic: topic)
         }
         switch route {

@@ -55,16 +55,8 @@ final class GroupRowTally: @unchecked Sendable {
 
     /// One data row's captured fields (`topic` empty: the run's default topic).
     func count(topic: UnsafeBufferPointer<UInt8>, environment: UnsafeBufferPointer<UInt8>?, keyID: UnsafeBufferPointer<UInt8>?) {
-        let route: CredentialRouter.Route
-        if topic.isEmpty {
-            if let defaultTopic {
-                route = defaultTopic.withUnsafeBufferPointer { router.route(environment: environment, keyID: keyID, topic: $0) }
-            } else {
-                route = router.route(environment: environment, keyID: keyID, topic: nil)
-            }
-        } else {
-            route = router.route(environment: environment, keyID: keyID, topic: topic)
-        }
+        let route = topic.isEmpty ? router.route(environment: environment, keyID: keyID, topic: defaultTopic)
+            : router.route(environment: environment, keyID: keyID, topic: topic)
         switch route {
         case .group(let group): rows[group] += 1
         case .noEndpoint(let environment): missing[environment, default: 0] += 1

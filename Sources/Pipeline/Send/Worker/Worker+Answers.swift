@@ -253,7 +253,7 @@ extension Worker {
     func moveToOtherEnvironment(_ job: Job) -> Bool {
         guard let router = shared.router else { return false }
         let topic = job.headers?.values.topic ?? shared.configuration.defaults.topic
-        guard case .group(let target) = router.route(environment: group.environment.other, topic: topic) else {
+        guard case .group(let target) = router.groupServing(topic: topic, in: group.environment.other) else {
             return false
         }
         let moved = job.detached()

@@ -1,31 +1,16 @@
-/// What a worker hands on: each row's final record to the writer thread (in batches, at most once
-/// per reactor turn), its spent jobs to the reader (`JobPool`), and its `WorkerCounters` to the
-/// `RunRecorder` about once a second.
+/// What a worker hands on: each row's final record to the writer thread and its spent jobs to the
+/// reader, through its `WorkerOutbox`, and its `WorkerCounters` to the `RunRecorder` about once a second.
 extension Worker {
-    func finish(_ record: consuming RowResult) {
-        finished.append(consume record)
-        if finished.count >= 512 { publish() }
-    }
+    /// The row's record goes to the writer with the outbox's next batch.
+    func finish(_ record: consuming RowResult) { outbox.finish(consume record) }
 
     /// A job whose record is made (`takeDeviceToken()`) goes back to the reader for a new row.
-    func recycle(_ job: consuming Job) {
-        if spentJobs.keep(job) { spentJobs.hand(to: shared.decoder.jobPool) }
-    }
+    func recycle(_ job: consuming Job) { outbox.recycle(consume job) }
 
     /// Records are handed to the writer in batches, once per reactor turn at most.
-    func schedulePublish() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        reactor.execute { [unowned self] in
-            flushScheduled = false
-            publish()
-        }
-    }
+    func schedulePublish() { outbox.schedulePublish() }
 
-    func publish() {
-        guard !finished.isEmpty else { return }
-        shared.outcomes.put(moving: &finished)
-    }
+    func publish() { outbox.publish() }
 
     /// Hands the counters over now and every second (every `RunRecorder.fineSlice` in the run's
     /// first minute, whose report is drawn finer) until the reactor stops (the recorder's lock is

@@ -10,7 +10,7 @@ import Transport
 /// queue. A fast connection takes more, a stalled one takes none; nothing is pushed.
 ///
 /// How it settles what comes back is `Worker+Answers.swift`; what it hands on (records to the writer,
-/// spent jobs to the reader, counters to the recorder) is `Worker+HandOff.swift`.
+/// spent jobs to the reader, through its `WorkerOutbox`; counters to the recorder) is `Worker+HandOff.swift`.
 // Confined to its reactor's thread: it crosses threads only inside `reactor.execute` closures,
 // which run on that thread.
 final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendable {
@@ -35,19 +35,14 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
     @exclusivity(unchecked) var counters = WorkerCounters()
     @exclusivity(unchecked) var ready = JobQueue()
     @exclusivity(unchecked) var inFlight = InFlightJobs()
-    @exclusivity(unchecked) private var retryTimers: [UInt64: (TimerID, Job)] = [:]
-    /// Records on their way to the writer (`publish`).
-    @exclusivity(unchecked) var finished = HandOffBatch<RowResult>(capacity: 512)
-    /// Jobs whose rows ended here, on their way back to the reader (`JobPool`).
-    @exclusivity(unchecked) var spentJobs = SpentJobs()
+    /// Records to the writer, spent jobs to the reader, jobs from the work queue, retries on their backoff.
+    let outbox: WorkerOutbox
     @exclusivity(unchecked) var retryPolicy: RetryPolicy
-    @exclusivity(unchecked) private var waitingForWork = false
     /// The pool is started (a group other than the run's one opens it at its first row).
     @exclusivity(unchecked) var poolStarted = false
     /// The connections to open at the group's first row.
     @exclusivity(unchecked) var waitingSlots: [ConnectionSlot] = []
     @exclusivity(unchecked) private(set) var stopping = false
-    @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var paceTimerSet = false
     @exclusivity(unchecked) private var templates: RequestTemplates?
     /// Every provider token this worker's requests carried, in order (`Job.sentToken` indexes it).
@@ -71,6 +66,8 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
         pool = ConnectionPool(reactor: reactor, shared: shared, group: self.group)
         let configuration = shared.configuration
         retryPolicy = RetryPolicy(for: configuration, worker: index)
+        outbox = WorkerOutbox(reactor: reactor, outcomes: shared.outcomes, jobPool: shared.decoder.jobPool)
+        outbox.workArrived = { [unowned self] in fillAll() }
     }
 
     // MARK: - Lifecycle (called through reactor.execute)
@@ -121,12 +118,7 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
     func beginStopping() {
         guard !stopping else { return }
         stopping = true
-        while let job = ready.popFirst() { finish(stop.record(job)) }
-        for (_, entry) in retryTimers {
-            reactor.cancel(entry.0)
-            finish(stop.record(entry.1))
-        }
-        retryTimers.removeAll()
+        outbox.endHeldJobs(&ready, as: stop)
         pool.stopReconnecting()
         if inFlight.isEmpty {
             pool.closeAll(abort: false)
@@ -267,18 +259,8 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
     private func refill() {
         let work = group.work
         if group.hasMoved.load(ordering: .relaxed) { for job in group.takeMoved() { ready.pushBack(job) } }
-        let taken = ready.takeBatch(from: work, max: 256)
+        let taken = outbox.refill(&ready, from: work)
         if taken == 0 && shared.groups.count > 1 && work.isClosed { closeIfGroupDone() }
-        if taken == 0 && !waitingForWork && !work.isClosed {
-            waitingForWork = true
-            let reactor = self.reactor
-            work.callWhenAvailable { [unowned self] in
-                reactor.execute { [unowned self] in
-                    waitingForWork = false
-                    fillAll()
-                }
-            }
-        }
     }
 
     /// A group's rows are all answered (its queue closed and empty, nothing here waits): its
@@ -286,7 +268,7 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
     /// `--environment-fallback`, where rows may still move here.
     private func closeIfGroupDone() {
         guard !stopping, poolStarted, !shared.configuration.environmentFallback, ready.isEmpty, inFlight.isEmpty,
-              retryTimers.isEmpty, !group.hasWaitingRows else { return }
+              !outbox.holdsRetries, !group.hasWaitingRows else { return }
         stopping = true
         pool.stopReconnecting()
         // Not from inside the connection's own callback.
@@ -343,14 +325,9 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
             scheduleRefill()
             return
         }
-        // A backoff may be long: let the CSV batch this row came from go meanwhile.
-        let job = job.detached()
-        let tag = UInt64(job.row)
-        let timer = reactor.schedule(after: .milliseconds(delay)) { [self] in
-            guard let (_, job) = retryTimers.removeValue(forKey: tag) else { return }
+        outbox.holdForRetry(job, milliseconds: delay) { [self] job in
             ready.pushBack(job)
             fillAll()
         }
-        retryTimers[tag] = (timer, job)
     }
 }

@@ -321,6 +321,7 @@ public final class H2ClientSession {
 
 extension H2ClientSession {
     /// Submits `method path` with `headers` and `body`, to be matched by `tag` in its ending event.
+    /// The form callers use; a bulk sender's forms below reuse a template's header fields.
     ///
     /// `:scheme` is https and `:authority` the configured one; `:path` is sent never-indexed, each header
     /// by its `indexing`. No PRIORITY information is ever sent. The session keeps `body` (a reference,
@@ -348,8 +349,8 @@ extension H2ClientSession {
     /// `template` and `body` are consumed: they move into the stream's record, so passing a
     /// reference the caller no longer needs costs no retain here and no release at the caller.
     @discardableResult
-    public func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
-                       body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+    package func submit(template: consuming H2RequestTemplate, pathSuffix: ArraySlice<UInt8>, headers: [H2Header] = [],
+                        body: consuming ArraySlice<UInt8>, tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
         guard session != nil else { throw .terminated }
         // `freeStreamSlots` is 0 when no request is accepted: asking `acceptsRequests` first, every
         // time, was a second call into nghttp2 per request.
@@ -365,8 +366,8 @@ extension H2ClientSession {
     /// one buffer (a CSV batch's storage) hands over one reference, not two slices, each a retain
     /// and a release on a line that other threads touch too.
     @discardableResult
-    public func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
-                       body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
+    package func submit(template: consuming H2RequestTemplate, bytes: consuming [UInt8], pathSuffix: Range<Int>,
+                        body: Range<Int>, headers: [H2Header] = [], tag: UInt64, submittedAt: UInt64 = 0) throws(H2Error) -> Int32 {
         guard session != nil else { throw .terminated }
         guard freeStreamSlots > 0 else { throw acceptsRequests ? .noFreeStreamSlot : .notAcceptingRequests }
         precondition(pathSuffix.lowerBound >= 0 && pathSuffix.upperBound <= bytes.count, "H2ClientSession: path suffix out of bounds")
