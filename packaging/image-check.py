@@ -318,7 +318,10 @@ def check_shards(image, data):
     time.sleep(2)
     killed = podman("kill", "--signal", "KILL", pods[1].name, check=False)
     if killed.returncode != 0:
-        fail(f"shard pod 1 was not running 2 s after its start, nothing to kill: {killed.stderr.strip()}")
+        status, _, stderr = pods[1].wait()
+        if status != 0:
+            fail(f"shard pod 1 exited {status}: {stderr.strip()[-800:]}")
+        fail("shard pod 1 finished within 2 s, before it could be killed: the check's campaign is too small")
     status, _, stderr = pods[1].wait()
     if status != 137:
         fail(f"the killed shard pod exited {status}, not 137: {stderr[-400:]}")

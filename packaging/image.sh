@@ -56,7 +56,7 @@ mmdebstrap --quiet --variant=essential --mode=root --format=tar --skip=output/de
   --customize-hook="sync-out /var/cache/apt/archives '$cache'" \
   --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
   --customize-hook="cp -a '$files/.' \"\$1/\"" \
-  --customize-hook='find "$1/etc/ssl/certs" -type l -name "*.[0-9]" -delete' \
+  --customize-hook='! test -d "$1/etc/ssl/certs" || find "$1/etc/ssl/certs" -type l -name "*.[0-9]" -delete' \
   --customize-hook="echo 'apns-bulk:x:${IMAGE_USER%%:*}:${IMAGE_USER##*:}:apns-bulk:/data:/usr/sbin/nologin' >>\"\$1/etc/passwd\"" \
   --customize-hook="echo 'apns-bulk:x:${IMAGE_USER##*:}:' >>\"\$1/etc/group\"" \
   --customize-hook="install -d -m 755 -o '${IMAGE_USER%%:*}' -g '${IMAGE_USER##*:}' \"\$1/data\" && touch -d @$SOURCE_DATE_EPOCH \"\$1/data\"" \

@@ -29,7 +29,7 @@ import TestSupport
         #expect(args.contains("--resume"), "a pod that replaces a crashed one continues its shard")
         let limit = try #require(value(container, "resources", "limits", "memory") as? String)
         let request = try #require(value(container, "resources", "requests", "memory") as? String)
-        #expect(Self.mebibytes(request) >= 64 && Self.mebibytes(limit) >= Self.mebibytes(request) && Self.mebibytes(limit) <= 256)
+        #expect(Self.mebibytes(request) >= 64 && Self.mebibytes(limit) >= Self.mebibytes(request) && Self.mebibytes(limit) <= 512)
         let volumes = try #require(pod["volumes"] as? [[String: Any]])
         #expect(volumes.contains { value($0, "persistentVolumeClaim", "claimName") != nil }, "a shared volume")
         #expect(volumes.contains { value($0, "secret", "secretName") != nil }, "credentials from a Secret")
