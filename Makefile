@@ -131,9 +131,12 @@ INSTALLED := $(INSTALL_BIN) $(INSTALL_MAN) $(INSTALL_BASH) $(INSTALL_ZSH) $(INST
 .PHONY: static-release install uninstall install-check
 
 # Both with the same flags: a scratch path built with other flags is rebuilt from scratch.
+# -ffile-prefix-map: C macros (OpenSSL's OPENSSL_free names __FILE__) would otherwise put this
+# checkout's path into the binary, and two clones in two directories would build two images.
+STATIC_FLAGS := -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) -Xcc -ffile-prefix-map=$(CURDIR)/=
 static-release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product apns-bulk
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product generate-manual
+	$(SWIFT) build $(STATIC_FLAGS) --product apns-bulk
+	$(SWIFT) build $(STATIC_FLAGS) --product generate-manual
 
 # The man page and completions come from the built binary itself (swift-argument-parser). The
 # blank lines of --help's paragraphs become mdoc's paragraph breaks: man warns about blank lines.
