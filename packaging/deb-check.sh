@@ -4,18 +4,16 @@
 # root: --version, the man page and completions where Debian looks for them, and a campaign sent
 # to the embedded mock APNs with every row accounted for once; then the package removed cleanly.
 #
-# Environment: OUT (where `make deb` left the package), WORK, VERSION; PACKAGE_CACHE, SUITE, MIRROR,
-# SECURITY_MIRROR as for packaging/image.sh.
+# Environment: OUT (where `make deb` left the package), WORK, VERSION; packaging/rootfs.sh's
+# SUITE, MIRROR, SECURITY_MIRROR, PACKAGE_CACHE.
 set -eu
 : "${OUT:?}" "${WORK:?}" "${VERSION:?}"
 SUITE=${SUITE:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
-SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+here=$(cd "$(dirname "$0")" && pwd)
 arch=$(dpkg --print-architecture)
 deb=$(realpath "$OUT/apns-bulk_${VERSION}_$arch.deb")
 test -f "$deb" || { echo "deb-check: $deb missing: run make deb" >&2; exit 1; }
 rm -rf "$WORK"; mkdir -p "$WORK"
-cache=$(realpath -m "${PACKAGE_CACHE:-$WORK.apt-cache}"); mkdir -p "$cache"
 
 # What runs inside the fresh root, as a user would after `apt install ./apns-bulk_*.deb`.
 cat >"$WORK/inside.sh" <<EOF
@@ -33,21 +31,15 @@ apns-bulk report out >report.txt
 grep -q '^total: rows 5000 ' report.txt || { cat report.txt; exit 1; }
 EOF
 
-# The mirror lines of this machine's suite, and the local package, which apt installs with what
-# it depends on (the file-mirror-automount hook makes the .deb's directory visible to apt).
-mmdebstrap --quiet --variant=apt --mode=root --format=null --skip=download/empty \
-  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+# apt installs the local package with what it depends on (the file-mirror-automount hook makes
+# the .deb's directory visible to apt), then inside.sh runs in that root.
+"$here/rootfs.sh" "$WORK/mmdebstrap.log" apt null /dev/null \
   --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
-  --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
-  --setup-hook="sync-in '$cache' /var/cache/apt/archives/" \
   --include="$deb" \
-  --customize-hook="sync-out /var/cache/apt/archives '$cache'" \
   --customize-hook="cp '$WORK/inside.sh' \"\$1/tmp/inside.sh\"" \
   --customize-hook='chroot "$1" sh /tmp/inside.sh' \
   --customize-hook="chroot \"\$1\" dpkg-query -W -f='\${Depends}\n' apns-bulk >'$WORK/depends'" \
   --customize-hook='chroot "$1" apt-get remove --purge -y -qq apns-bulk >/dev/null' \
   --customize-hook='! test -e "$1/usr/bin/apns-bulk"' \
-  "$SUITE" /dev/null \
-  "deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" "deb $SECURITY_MIRROR $SUITE-security main" \
-  >"$WORK/mmdebstrap.log" 2>&1 || { cat "$WORK/mmdebstrap.log" >&2; echo "deb-check: FAILED (above)" >&2; exit 1; }
+  || { echo "deb-check: FAILED (above)" >&2; exit 1; }
 echo "deb-check: $(basename "$deb") installed into a fresh $SUITE root with its Depends ($(cat "$WORK/depends")): --version, man page, completions, a 5,000-row campaign to the embedded mock counted once by report; removed cleanly"

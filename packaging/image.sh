@@ -11,15 +11,13 @@
 #
 # Environment: STAGE (a `make install DESTDIR` root with PREFIX=/usr), OUT (the archive), WORK
 # (scratch directory), VERSION, REVISION, SOURCE_URL, SOURCE_DATE_EPOCH; optional IMAGE_PACKAGES,
-# IMAGE_USER, SUITE, MIRROR, SECURITY_MIRROR.
+# IMAGE_USER, and packaging/rootfs.sh's SUITE, MIRROR, SECURITY_MIRROR, PACKAGE_CACHE.
 set -eu
 : "${STAGE:?}" "${OUT:?}" "${WORK:?}" "${VERSION:?}" "${REVISION:?}" "${SOURCE_URL:?}" "${SOURCE_DATE_EPOCH:?}"
 IMAGE_PACKAGES=${IMAGE_PACKAGES-ca-certificates tzdata}
 IMAGE_USER=${IMAGE_USER:-65532:65532}
-# This machine's own suite and Debian mirrors (its apt sources use deb.debian.org).
+# This machine's own suite (packaging/rootfs.sh reads the same; its mirrors are deb.debian.org's).
 SUITE=${SUITE:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
-SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 # The licenses of what the binary is made of (NOTICE); the base system's packages carry their own
 # in /usr/share/doc/*/copyright.
 LICENSES="Apache-2.0 AND MIT AND LGPL-2.1-or-later AND BSD-3-Clause AND Unicode-3.0"
@@ -43,26 +41,16 @@ echo "image: $SUITE packages: $include" >&2
 # Hashed links in /etc/ssl/certs make the binary read the roots one by one from the directory
 # and ignore ca-certificates.crt: the image keeps the bundle only, so that a bundle mounted over
 # /etc/ssl/certs/ca-certificates.crt (a Kubernetes ConfigMap or Secret) is the trust store.
-# Downloaded packages are kept in PACKAGE_CACHE (if set) for the next build; none stay in the image.
-cache=${PACKAGE_CACHE:-$WORK.apt-cache}; mkdir -p "$cache"
-mmdebstrap --quiet --variant=essential --mode=root --format=tar --skip=output/dev --skip=download/empty --skip=essential/unlink \
-  --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
-  --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
-  --setup-hook="sync-in '$cache' /var/cache/apt/archives/" \
+"$here/rootfs.sh" "$WORK/mmdebstrap.log" essential tar "$WORK/rootfs.tar" --skip=output/dev \
   --include="$include" \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
-  --customize-hook="sync-out /var/cache/apt/archives '$cache'" \
-  --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
   --customize-hook="cp -a '$files/.' \"\$1/\"" \
   --customize-hook='! test -d "$1/etc/ssl/certs" || find "$1/etc/ssl/certs" -type l -name "*.[0-9]" -delete' \
   --customize-hook="echo 'apns-bulk:x:${IMAGE_USER%%:*}:${IMAGE_USER##*:}:apns-bulk:/data:/usr/sbin/nologin' >>\"\$1/etc/passwd\"" \
   --customize-hook="echo 'apns-bulk:x:${IMAGE_USER##*:}:' >>\"\$1/etc/group\"" \
-  --customize-hook="install -d -m 755 -o '${IMAGE_USER%%:*}' -g '${IMAGE_USER##*:}' \"\$1/data\" && touch -d @$SOURCE_DATE_EPOCH \"\$1/data\"" \
-  "$SUITE" "$WORK/rootfs.tar" \
-  "deb $MIRROR $SUITE main" "deb $MIRROR $SUITE-updates main" "deb $SECURITY_MIRROR $SUITE-security main" \
-  >"$WORK/mmdebstrap.log" 2>&1 || { cat "$WORK/mmdebstrap.log" >&2; exit 1; }
+  --customize-hook="install -d -m 755 -o '${IMAGE_USER%%:*}' -g '${IMAGE_USER##*:}' \"\$1/data\" && touch -d @$SOURCE_DATE_EPOCH \"\$1/data\""
 
 created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 name="apns-bulk:$VERSION"
