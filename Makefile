@@ -38,7 +38,7 @@ deps:
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "deps: installing$$missing"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	    apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq $$missing >/dev/null || exit 1; \
 	  else \
 	    echo "deps: missing$$missing. Run: sudo apt-get update && sudo apt-get install -y$$missing" >&2; exit 1; \
 	  fi; \
@@ -131,9 +131,12 @@ INSTALLED := $(INSTALL_BIN) $(INSTALL_MAN) $(INSTALL_BASH) $(INSTALL_ZSH) $(INST
 .PHONY: static-release install uninstall install-check
 
 # Both with the same flags: a scratch path built with other flags is rebuilt from scratch.
+# -ffile-prefix-map: C macros (OpenSSL's OPENSSL_free names __FILE__) would otherwise put this
+# checkout's path into the binary, and two clones in two directories would build two images.
+STATIC_FLAGS := -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) -Xcc -ffile-prefix-map=$(CURDIR)/=
 static-release: deps
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product apns-bulk
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(STATIC_SCRATCH) --product generate-manual
+	$(SWIFT) build $(STATIC_FLAGS) --product apns-bulk
+	$(SWIFT) build $(STATIC_FLAGS) --product generate-manual
 
 # The man page and completions come from the built binary itself (swift-argument-parser). The
 # blank lines of --help's paragraphs become mdoc's paragraph breaks: man warns about blank lines.
@@ -249,3 +252,44 @@ sanitize-under-load: sanitize-build
 .PHONY: docs-reasons readme-reasons
 docs-reasons readme-reasons:
 	APNS_BULK_WRITE_README_REASONS=1 $(SWIFT) test --filter ReasonCatalogTests/docsReasonsTableIsTheCatalog
+
+# `make image` and `make deb`: the `make install` binary (Swift runtime linked in), stripped, as an
+# OCI image archive built from Debian's packages and as a Debian package (packaging/). Both end by
+# printing the path of what they built. `make image-check` runs the image as Kubernetes would (the
+# manifests' own command lines, three shard pods, a killed pod resumed, the report step, the trust
+# store) with podman and runc; `make deb-check` installs the package into a fresh Debian root
+# filesystem and sends a campaign there. The version is the binary's own `apns-bulk --version`
+# (Sources/Pipeline/Campaign/Version.swift); timestamps come from the commit (SOURCE_DATE_EPOCH).
+PACKAGE_DIR ?= .build-package
+PACKAGE_STAGE := $(PACKAGE_DIR)/stage
+SOURCE_URL ?= https://example.org/apns-bulk
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+IMAGE_DEB_PACKAGES := mmdebstrap umoci runc podman python3-yaml dpkg-dev ca-certificates
+DEB_DEB_PACKAGES := mmdebstrap dpkg-dev lintian
+PACKAGE_ENV = VERSION=$$($(PACKAGE_STAGE)/usr/bin/apns-bulk --version) REVISION=$(REVISION) \
+	SOURCE_URL=$(SOURCE_URL) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) STAGE=$(PACKAGE_STAGE) \
+	PACKAGE_CACHE=$(PACKAGE_DIR)/apt-cache
+IMAGE_ARCHIVE = $(PACKAGE_DIR)/apns-bulk-$$($(PACKAGE_STAGE)/usr/bin/apns-bulk --version).oci.tar
+
+.PHONY: package-stage image image-check deb deb-check
+
+# The installed tree both are made of, the binary stripped as Debian ships binaries.
+package-stage:
+	@rm -rf $(PACKAGE_STAGE)
+	@$(MAKE) --no-print-directory install DESTDIR=$(abspath $(PACKAGE_STAGE)) PREFIX=/usr >&2
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note $(PACKAGE_STAGE)/usr/bin/apns-bulk
+
+image: package-stage
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DEB_PACKAGES) $(IMAGE_DEB_PACKAGES)" >&2
+	@$(PACKAGE_ENV) WORK=$(PACKAGE_DIR)/image OUT=$(IMAGE_ARCHIVE) sh packaging/image.sh
+
+image-check: image
+	@$(PACKAGE_ENV) WORK=$(PACKAGE_DIR)/image-check IMAGE=$(IMAGE_ARCHIVE) python3 packaging/image-check.py
+
+deb: package-stage
+	@$(MAKE) --no-print-directory deps PACKAGES="$(DEB_PACKAGES) $(DEB_DEB_PACKAGES)" >&2
+	@$(PACKAGE_ENV) WORK=$(PACKAGE_DIR)/deb OUT=$(PACKAGE_DIR) sh packaging/deb.sh
+
+deb-check: deb
+	@$(PACKAGE_ENV) WORK=$(PACKAGE_DIR)/deb-check OUT=$(PACKAGE_DIR) sh packaging/deb-check.sh

@@ -7,6 +7,9 @@ import TestSupport
 /// JOB_COMPLETION_INDEX, against one mock APNs on loopback), then the report step over the logs.
 @Suite(.serialized) struct IndexedJobTests {
     static let shards = 3
+    /// Where `make image` installs the binary, and the numeric user it runs as.
+    static let imageBinary = "/usr/bin/apns-bulk"
+    static let imageUser = 65532
 
     @Test func theIndexedJobAndTheReportJobAreValidKubernetesObjectsThatFitEachOther() throws {
         let docs = try KubernetesManifests.load(["indexed-job.yaml", "report-job.yaml", "cronjob.yaml"])
@@ -26,7 +29,7 @@ import TestSupport
         #expect(args.contains("--resume"), "a pod that replaces a crashed one continues its shard")
         let limit = try #require(value(container, "resources", "limits", "memory") as? String)
         let request = try #require(value(container, "resources", "requests", "memory") as? String)
-        #expect(Self.mebibytes(request) >= 64 && Self.mebibytes(limit) >= Self.mebibytes(request) && Self.mebibytes(limit) <= 256)
+        #expect(Self.mebibytes(request) >= 64 && Self.mebibytes(limit) >= Self.mebibytes(request) && Self.mebibytes(limit) <= 512)
         let volumes = try #require(pod["volumes"] as? [[String: Any]])
         #expect(volumes.contains { value($0, "persistentVolumeClaim", "claimName") != nil }, "a shared volume")
         #expect(volumes.contains { value($0, "secret", "secretName") != nil }, "credentials from a Secret")
@@ -43,6 +46,39 @@ import TestSupport
         #expect(Self.flag("--dead-tokens", in: reportArgs) != nil)
     }
 
+    /// Every manifest runs the image `make image` builds as it is built: the image of this version,
+    /// its binary named by `command` (not left to an entrypoint), a numeric non-root user that
+    /// runAsNonRoot can verify, a read-only root filesystem, no privilege escalation and no
+    /// capabilities, and memory limits (`make image-check` runs them so).
+    @Test func everyManifestRunsTheImagesBinaryAsANonRootUserOnAReadOnlyRoot() throws {
+        let version = try Binary.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let value = KubernetesManifests.value
+        let docs = try KubernetesManifests.load(["indexed-job.yaml", "report-job.yaml", "cronjob.yaml"])
+        let pods = docs.compactMap { entry -> (file: String, pod: [String: Any])? in
+            let template = entry.doc["kind"] as? String == "CronJob"
+                ? value(entry.doc, "spec", "jobTemplate", "spec", "template", "spec")
+                : value(entry.doc, "spec", "template", "spec")
+            return (template as? [String: Any]).map { (entry.file, $0) }
+        }
+        #expect(Set(pods.map(\.file)) == ["indexed-job.yaml", "report-job.yaml", "cronjob.yaml"])
+        for (file, pod) in pods {
+            #expect(value(pod, "securityContext", "runAsNonRoot") as? Bool == true, "\(file)")
+            #expect(value(pod, "securityContext", "runAsUser") as? Int == Self.imageUser, "\(file): the image's user")
+            #expect(value(pod, "securityContext", "fsGroup") as? Int == Self.imageUser, "\(file): reads the Secret, writes /data")
+            let container = try #require(value(pod, "containers", 0) as? [String: Any])
+            #expect(container["image"] as? String == "registry.example.com/apns-bulk:\(version)", "\(file)")
+            #expect(container["command"] as? [String] == [Self.imageBinary], "\(file)")
+            #expect(value(container, "securityContext", "readOnlyRootFilesystem") as? Bool == true, "\(file)")
+            #expect(value(container, "securityContext", "allowPrivilegeEscalation") as? Bool == false, "\(file)")
+            #expect(value(container, "securityContext", "capabilities", "drop") as? [String] == ["ALL"], "\(file)")
+            #expect(value(container, "resources", "limits", "memory") != nil, "\(file)")
+            // Writable paths are volumes: the one that is written is the campaign volume at /data.
+            let mounts = try #require(container["volumeMounts"] as? [[String: Any]])
+            let writable = mounts.filter { $0["readOnly"] as? Bool != true }.compactMap { $0["mountPath"] as? String }
+            #expect(writable == ["/data"], "\(file): \(writable)")
+        }
+    }
+
     /// The pods' command lines, expanded as the kubelet would, run side by side: the shards'
     /// logs hold every campaign row once between them, copies of a token (one in upper case) went
     /// to one shard, and the report step totals exactly the campaign and merges the dead tokens.
@@ -52,6 +88,8 @@ import TestSupport
         let value = KubernetesManifests.value
         let job = try #require(docs.first { $0.doc["kind"] as? String == "Job" && $0.file == "indexed-job.yaml" }?.doc)
         let args = try #require(value(job, "spec", "template", "spec", "containers", 0, "args") as? [String])
+        // The image's binary is the one this build made.
+        try #require(value(job, "spec", "template", "spec", "containers", 0, "command") as? [String] == [Self.imageBinary])
         let toml = try #require(docs.compactMap { value($0.doc, "data", "campaign.toml") as? String }.first)
         let reportArgs = try #require(value(docs.first { $0.file == "report-job.yaml" }?.doc, "spec", "template", "spec",
                                             "containers", 0, "args") as? [String])
