@@ -274,11 +274,13 @@ IMAGE_ARCHIVE = $(PACKAGE_DIR)/apns-bulk-$$($(PACKAGE_STAGE)/usr/bin/apns-bulk -
 
 .PHONY: package-stage image image-check deb deb-check
 
-# The installed tree both are made of, the binary stripped as Debian ships binaries.
+# The installed tree both are made of, the binary stripped as Debian ships binaries, and its
+# per-compilation module hashes zeroed (packaging/normalize-elf.py: the build is reproducible).
 package-stage:
 	@rm -rf $(PACKAGE_STAGE)
 	@$(MAKE) --no-print-directory install DESTDIR=$(abspath $(PACKAGE_STAGE)) PREFIX=/usr >&2
 	strip --strip-unneeded --remove-section=.comment --remove-section=.note $(PACKAGE_STAGE)/usr/bin/apns-bulk
+	python3 packaging/normalize-elf.py $(PACKAGE_STAGE)/usr/bin/apns-bulk
 
 image: package-stage
 	@$(MAKE) --no-print-directory deps PACKAGES="$(DEB_PACKAGES) $(IMAGE_DEB_PACKAGES)" >&2
