@@ -37,7 +37,7 @@ import TestSupport
         _ = job.takeDeviceToken()
         var kept = SpentJobs()
         for _ in 1..<JobPool.batchSize {
-            let full = kept.keep(Job(row: 0, bytes: [], pathToken: 0..<0, payload: nil, headers: nil))
+            let full = kept.keep(Job(row: 0, RowBytes(in: [], pathToken: 0..<0, payload: nil, headers: nil)))
             #expect(!full)
         }
         let identity = ObjectIdentifier(job)
@@ -80,7 +80,7 @@ import TestSupport
     @Test func aFullPoolLetsFurtherBatchesGo() {
         let pool = JobPool()
         for _ in 0...JobPool.maxBatches {
-            pool.give((0..<2).map { _ in Job(row: 0, bytes: [], pathToken: 0..<0, payload: nil, headers: nil) })
+            pool.give((0..<2).map { _ in Job(row: 0, RowBytes(in: [], pathToken: 0..<0, payload: nil, headers: nil)) })
         }
         var batches = 0
         while pool.take() != nil { batches += 1 }
