@@ -101,6 +101,7 @@ final class Job: @unchecked Sendable {
     var bytes: [UInt8] { rowBytes.buffer }
     var pathToken: ArraySlice<UInt8> { rowBytes.pathToken }
     var pathTokenRange: Range<Int> { rowBytes.pathTokenRange }
+    func withPathToken<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result { rowBytes.withPathToken(body) }
     var deviceToken: ArraySlice<UInt8> { rowBytes.deviceToken }
     var payloadIsInBytes: Bool { rowBytes.payloadIsInBytes }
     var payloadRange: Range<Int> { rowBytes.payloadRange }

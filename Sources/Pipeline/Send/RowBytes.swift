@@ -90,6 +90,11 @@ struct RowBytes: ~Copyable {
     /// Where `pathToken` is in `buffer`: read through `buffer`, borrowed, it costs no retain.
     var pathTokenRange: Range<Int> { Int(pathStart)..<Int(pathEnd) }
 
+    /// `body` with `pathToken`'s bytes, read in place.
+    func withPathToken<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[pathTokenRange])) }
+    }
+
     /// Exactly as the input gave it, for the result log and the dead-token report.
     var deviceToken: ArraySlice<UInt8> { buffer[Int(inputStart)..<Int(inputEnd)] }
 
