@@ -11,21 +11,27 @@ final class Job: @unchecked Sendable {
     /// The row's number in the input; changes only in `reuse`.
     @exclusivity(unchecked) private(set) var row: Int
     @exclusivity(unchecked) private var rowBytes: RowBytes
-    @exclusivity(unchecked) private var history = History()
 
-    /// What happened to a row so far: a new row's starts afresh (`reuse`), a retry's copy carries
-    /// it whole (`detached()`).
-    private struct History {
-        var attempts = 0
-        var retriedAfterConnectionLoss = false
-        var avoidConnection = -1
-        var refusedTokenUpdate = false
-        var sentToken: UInt32?
-        var group = 0
-        var lane: UInt16 = 0
-        var fallbackFrom: UInt8 = 0
-        var resentAfterUnrelatedKey = false
-    }
+    // What happened to it so far (`carryHistory`).
+    /// Requests sent that APNs may have processed (not counting refused or unprocessed streams).
+    @exclusivity(unchecked) var attempts = 0
+    @exclusivity(unchecked) var retriedAfterConnectionLoss = false
+    /// The connection a retry should avoid (500/503), or -1.
+    @exclusivity(unchecked) var avoidConnection = -1
+    /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
+    /// refusal costs no attempt (the connection is replaced), any later one does.
+    @exclusivity(unchecked) var refusedTokenUpdate = false
+    /// The provider token the latest request carried, to refresh only if it is still current: its
+    /// index in its worker's `sentTokens` (nil once the job leaves that worker).
+    @exclusivity(unchecked) var sentToken: UInt32?
+    /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
+    @exclusivity(unchecked) var group = 0
+    /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
+    @exclusivity(unchecked) var lane: UInt16 = 0
+    /// `RowResult.fallbackFrom`: the environment a BadDeviceToken moved it from (`--environment-fallback`).
+    @exclusivity(unchecked) var fallbackFrom: UInt8 = 0
+    /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
+    @exclusivity(unchecked) var resentAfterUnrelatedKey = false
 
     init(row: Int, _ rowBytes: consuming RowBytes) {
         self.row = row
@@ -36,63 +42,28 @@ final class Job: @unchecked Sendable {
     func reuse(row: Int, _ rowBytes: consuming RowBytes) {
         self.row = row
         self.rowBytes = rowBytes
-        history = History()
+        carryHistory(of: nil)
     }
 
     /// This job with its bytes in a buffer of their own, letting the CSV batch go.
     func detached() -> Job {
         let copy = Job(row: row, rowBytes.detached())
-        copy.history = history
+        copy.carryHistory(of: self)
         return copy
     }
 
-    // MARK: What happened so far
-
-    /// Requests sent that APNs may have processed (not counting refused or unprocessed streams).
-    var attempts: Int {
-        get { history.attempts }
-        set { history.attempts = newValue }
-    }
-    var retriedAfterConnectionLoss: Bool {
-        get { history.retriedAfterConnectionLoss }
-        set { history.retriedAfterConnectionLoss = newValue }
-    }
-    /// The connection a retry should avoid (500/503), or -1.
-    var avoidConnection: Int {
-        get { history.avoidConnection }
-        set { history.avoidConnection = newValue }
-    }
-    /// APNs refused a request of this row with 429 TooManyProviderTokenUpdates: the first such
-    /// refusal costs no attempt (the connection is replaced), any later one does.
-    var refusedTokenUpdate: Bool {
-        get { history.refusedTokenUpdate }
-        set { history.refusedTokenUpdate = newValue }
-    }
-    /// The provider token the latest request carried, to refresh only if it is still current: its
-    /// index in its worker's `sentTokens` (nil once the job leaves that worker).
-    var sentToken: UInt32? {
-        get { history.sentToken }
-        set { history.sentToken = newValue }
-    }
-    /// Its credential group (`CampaignShared.groups`); 0 in a one-credential run.
-    var group: Int {
-        get { history.group }
-        set { history.group = newValue }
-    }
-    /// `RowResult.lane`: group + 1 when records name the environment and key, else 0.
-    var lane: UInt16 {
-        get { history.lane }
-        set { history.lane = newValue }
-    }
-    /// `RowResult.fallbackFrom`: the environment a BadDeviceToken moved it from (`--environment-fallback`).
-    var fallbackFrom: UInt8 {
-        get { history.fallbackFrom }
-        set { history.fallbackFrom = newValue }
-    }
-    /// APNs answered UnrelatedKeyIdInToken for it once: resent on a fresh connection of its key.
-    var resentAfterUnrelatedKey: Bool {
-        get { history.resentAfterUnrelatedKey }
-        set { history.resentAfterUnrelatedKey = newValue }
+    /// What happened to the row so far: `job`'s (a retry's copy), or nothing yet (nil: a new row).
+    /// The one list of the fields beyond the row and its bytes: a field added above is added here.
+    private func carryHistory(of job: Job?) {
+        attempts = job?.attempts ?? 0
+        retriedAfterConnectionLoss = job?.retriedAfterConnectionLoss ?? false
+        avoidConnection = job?.avoidConnection ?? -1
+        refusedTokenUpdate = job?.refusedTokenUpdate ?? false
+        sentToken = job?.sentToken
+        group = job?.group ?? 0
+        lane = job?.lane ?? 0
+        fallbackFrom = job?.fallbackFrom ?? 0
+        resentAfterUnrelatedKey = job?.resentAfterUnrelatedKey ?? false
     }
 
     // MARK: Its bytes (see `RowBytes`)

@@ -19,7 +19,7 @@
 /// value goes), so that a reused job replaces them while the hot path borrows them
 /// (`withHeaders`): a plain `var` is retained and released around each read. `takeDeviceToken()`
 /// gives the job's reference to the row's record: no retain for the record, no release for the
-/// job. Noncopyable, so the held headers are released exactly once. `Job`'s few stored fields are
+/// job. Noncopyable, so the held headers are released exactly once. `Job`'s stored fields are
 /// `@exclusivity(unchecked)`: only the thread holding a job touches it (hand-off queues order the
 /// rest), and a checked class field costs a `swift_beginAccess` call per access (~120
 /// instructions; the 40 a row of the checked build were +10.5 % of a row's instructions).

@@ -26,8 +26,8 @@ import Testing
         var storage = Self.storage()
         let before = Self.base(storage)
         var job: Job? = Job(row: 7, RowBytes(in: storage, pathToken: 0..<64, payload: 64..<66, headers: nil))
-        job?.attempts = 2
-        job?.avoidConnection = 3
+        job?.giveAHistory()
+        let given = job?.history
         let kept = detaching ? job?.detached() : job
         job = nil
         storage[0] = UInt8(ascii: "c")
@@ -38,8 +38,7 @@ import Testing
         }
         #expect(Self.text(kept!.deviceToken) == Self.token && Self.text(kept!.pathToken) == Self.token)
         #expect(Self.text(kept!.payload(runPayload: Self.runPayload)) == "{}")
-        #expect(kept!.row == 7 && kept!.attempts == 2 && kept!.avoidConnection == 3,
-                "what happened so far comes along with the copy")
+        #expect(kept!.row == 7 && kept!.history == given, "what happened so far comes along with the copy")
     }
 
     @Test func aDetachedJobHoldsItsOwnHeadersAndEachCopyLetsThemGoOnce() {
@@ -64,15 +63,7 @@ import Testing
                                        lowercaseToken: Array(Self.token.utf8)[...], payload: Array("{}".utf8)[...],
                                        headers: lastHeaders))
         lastHeaders = nil
-        job.attempts = 3
-        job.retriedAfterConnectionLoss = true
-        job.avoidConnection = 2
-        job.refusedTokenUpdate = true
-        job.sentToken = 7
-        job.group = 1
-        job.lane = 2
-        job.fallbackFrom = 1
-        job.resentAfterUnrelatedKey = true
+        job.giveAHistory()
 
         let next = String(repeating: "cd", count: 32)
         job.reuse(row: 2, RowBytes(in: Array(next.utf8), pathToken: 0..<64, payload: nil, headers: nil))
@@ -80,9 +71,7 @@ import Testing
         #expect(job.row == 2 && job.headers == nil && !job.payloadIsInBytes)
         #expect(Self.text(job.deviceToken) == next && Self.text(job.pathToken) == next)
         #expect(Self.text(job.payload(runPayload: Self.runPayload)) == #"{"run":1}"#)
-        #expect(job.attempts == 0 && !job.retriedAfterConnectionLoss && job.avoidConnection == -1
-                && !job.refusedTokenUpdate && job.sentToken == nil && job.group == 0 && job.lane == 0
-                && job.fallbackFrom == 0 && !job.resentAfterUnrelatedKey)
+        #expect(job.history == Job.newRowsHistory)
     }
 
     /// The run's payload and headers are the workers' to lend: a job holds neither, and its copy
@@ -107,4 +96,28 @@ import Testing
             #expect(Self.text(each.bytes[each.payloadRange]) == "{}" && Self.text(each.bytes[each.pathTokenRange]) == Self.token)
         }
     }
+}
+
+extension Job {
+    /// Every field of what happened to a row so far set away from a new row's.
+    func giveAHistory() {
+        attempts = 3
+        retriedAfterConnectionLoss = true
+        avoidConnection = 2
+        refusedTokenUpdate = true
+        sentToken = 7
+        group = 1
+        lane = 2
+        fallbackFrom = 1
+        resentAfterUnrelatedKey = true
+    }
+
+    /// Every field of what happened to a row so far, to compare two jobs by.
+    var history: [Int] {
+        [attempts, retriedAfterConnectionLoss ? 1 : 0, avoidConnection, refusedTokenUpdate ? 1 : 0,
+         sentToken.map(Int.init) ?? -2, group, Int(lane), Int(fallbackFrom), resentAfterUnrelatedKey ? 1 : 0]
+    }
+
+    /// `history` of a job just made.
+    static var newRowsHistory: [Int] { Job(row: 1, RowBytes(in: [], pathToken: 0..<0, payload: nil, headers: nil)).history }
 }
