@@ -149,7 +149,8 @@ struct RowDecoder: Sendable {
         if let range { !range.isEmpty } else { false }
     }
 
-    /// A spent job from `spares` made this row's, or a new one.
+    /// A spent job from `spares` made this row's, or a new one. Inlined, as `Job.reuse` is.
+    @inline(__always)
     private static func job(_ spares: JobSpares?, row: Int, _ rowBytes: consuming RowBytes) -> Job {
         guard let job = spares?.next() else { return Job(row: row, rowBytes) }
         job.reuse(row: row, rowBytes)
