@@ -30,10 +30,10 @@ final class DuplicateTokens {
         defaultTopicHash = self.defaultTopic.withUnsafeBytes { DuplicateKeyHash.topic($0) }
     }
 
-    /// `firstRow(of:token:topic:)` for a job's token, read in place from its bytes (a slice is a retain).
+    /// `firstRow(of:token:topic:)` for a job's token, read in place from its bytes.
     @inline(__always)
     func firstRow(of job: Job, topic: ArraySlice<UInt8>?) -> Int? {
-        let tokenHash = job.bytes.withUnsafeBytes { DuplicateKeyHash.token(UnsafeRawBufferPointer(rebasing: $0[job.pathTokenRange])) }
+        let tokenHash = job.withPathToken { DuplicateKeyHash.token($0) }
         let hash = DuplicateKeyHash.combine(token: tokenHash, topic: topicHash(topic))
         guard let suspects else { return firstRowInHashes(of: job.row, hash: hash) }
         guard suspects.contains(hash) else { return nil }

@@ -107,8 +107,6 @@ struct RowDecoder: Sendable {
         }
 
         let row = batch.number(at: index)
-        // The token's bytes are read from the batch in place; a slice is made only for a token
-        // that must be copied (uppercase) or a payload made here.
         // One owned copy for the checks and the job: reading `batch.storage` at each use was a
         // second retain and a release of the batch's storage per row.
         let storage = batch.storage
@@ -117,33 +115,32 @@ struct RowDecoder: Sendable {
             if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
-            // The usual row: one reference to the batch's storage for its token and payload.
             guard uppercase else {
-                return .send(Self.job(spares, row: row, bytes: consume storage, pathToken: tokenRange, payload: range,
-                                      headers: ownHeaders))
+                let bytes = RowBytes(in: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders)
+                return .send(Self.job(spares, row: row, bytes))
             }
             let token = storage[tokenRange]
-            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: storage[range],
-                             headers: ownHeaders))
+            return .send(Job(row: row, RowBytes(copying: token, lowercaseToken: Self.lowercased(token),
+                                                payload: storage[range], headers: ownHeaders)))
         } else if let template {
             let token = storage[tokenRange]
             let payload = template.fill(batch, at: index)[...]
             if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
-            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: payload,
-                             headers: ownHeaders))
+            return .send(Job(row: row, RowBytes(copying: token, lowercaseToken: Self.lowercased(token), payload: payload,
+                                                headers: ownHeaders)))
         } else {
             let rejection = hasOwnHeaders
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
             guard uppercase else {
-                return .send(Self.job(spares, row: row, bytes: consume storage, pathToken: tokenRange, payload: nil,
-                                      headers: ownHeaders))
+                let bytes = RowBytes(in: consume storage, pathToken: tokenRange, payload: nil, headers: ownHeaders)
+                return .send(Self.job(spares, row: row, bytes))
             }
             let token = storage[tokenRange]
-            return .send(Job(row: row, deviceToken: token, lowercaseToken: Self.lowercased(token), payload: nil,
-                             headers: ownHeaders))
+            return .send(Job(row: row, RowBytes(copying: token, lowercaseToken: Self.lowercased(token), payload: nil,
+                                                headers: ownHeaders)))
         }
     }
 
@@ -152,20 +149,18 @@ struct RowDecoder: Sendable {
         if let range { !range.isEmpty } else { false }
     }
 
-    /// A spent job from `spares` made this row's, or a new one.
-    private static func job(_ spares: JobSpares?, row: Int, bytes: consuming [UInt8], pathToken: Range<Int>,
-                            payload: Range<Int>?, headers: RowHeaders?) -> Job {
-        guard let job = spares?.next() else {
-            return Job(row: row, bytes: bytes, pathToken: pathToken, payload: payload, headers: headers)
-        }
-        job.reuse(row: row, bytes: bytes, pathToken: pathToken, payload: payload, headers: headers)
+    /// A spent job from `spares` made this row's, or a new one. Inlined, as `Job.reuse` is.
+    @inline(__always)
+    private static func job(_ spares: JobSpares?, row: Int, _ rowBytes: consuming RowBytes) -> Job {
+        guard let job = spares?.next() else { return Job(row: row, rowBytes) }
+        job.reuse(row: row, rowBytes)
         return job
     }
 
     /// The hex token in lowercase, as `:path` carries it; nil when it already is (the usual case).
-    static func lowercased(_ token: ArraySlice<UInt8>) -> [UInt8]? {
+    static func lowercased(_ token: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         guard token.withUnsafeBufferPointer(hasUppercase) else { return nil }
-        return token.map { $0 | 0x20 }
+        return token.map { $0 | 0x20 }[...]
     }
 
     /// The hex token at `range` of `bytes` has an uppercase digit; read in place (a slice is a retain).

@@ -5,8 +5,8 @@ import Testing
 /// the quiet period releases the oldest.
 @Suite struct BinaryLinkTests {
     static func job(_ row: Int) -> Job {
-        Job(row: row, deviceToken: Array(String(repeating: "ab", count: 32).utf8)[...], lowercaseToken: nil,
-            payload: Array("{}".utf8)[...], headers: nil)
+        Job(row: row, RowBytes(copying: Array(String(repeating: "ab", count: 32).utf8)[...], lowercaseToken: nil,
+                               payload: Array("{}".utf8)[...], headers: nil))
     }
 
     static func link(sending rows: ClosedRange<Int>) -> (BinaryLink, [UInt32]) {

@@ -7,8 +7,8 @@ import Testing
                                                                     auth: .token))
 
     private func job(_ row: Int) -> Job {
-        Job(row: row, deviceToken: Array("ab".utf8)[...], lowercaseToken: nil, payload: Array("{}".utf8)[...],
-            headers: Self.headers)
+        Job(row: row, RowBytes(copying: Array("ab".utf8)[...], lowercaseToken: nil, payload: Array("{}".utf8)[...],
+                               headers: Self.headers))
     }
 
     @Test func eachTagFindsItsJobOnceAndSlotsAreReused() {

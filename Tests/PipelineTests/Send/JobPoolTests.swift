@@ -25,19 +25,11 @@ import TestSupport
         var spent = try jobs("device_token,payload,topic\n\(Self.first),{},com.example.other\n", decoder)
         try #require(spent.count == 1 && spent[0].headers != nil)
         let job = spent.removeLast()
-        job.attempts = 3
-        job.retriedAfterConnectionLoss = true
-        job.avoidConnection = 2
-        job.refusedTokenUpdate = true
-        job.sentToken = 7
-        job.group = 1
-        job.lane = 2
-        job.fallbackFrom = 1
-        job.resentAfterUnrelatedKey = true
+        job.giveAHistory()
         _ = job.takeDeviceToken()
         var kept = SpentJobs()
         for _ in 1..<JobPool.batchSize {
-            let full = kept.keep(Job(row: 0, bytes: [], pathToken: 0..<0, payload: nil, headers: nil))
+            let full = kept.keep(Job(row: 0, RowBytes(in: [], pathToken: 0..<0, payload: nil, headers: nil)))
             #expect(!full)
         }
         let identity = ObjectIdentifier(job)
@@ -57,9 +49,7 @@ import TestSupport
         #expect(String(decoding: next.pathToken, as: UTF8.self) == Self.second)
         #expect(!next.payloadIsInBytes, "an empty payload field is the run's")
         #expect(String(decoding: next.payload(runPayload: decoder.runPayload), as: UTF8.self) == #"{"d":1}"#)
-        #expect(next.attempts == 0 && !next.retriedAfterConnectionLoss && next.avoidConnection == -1
-                && !next.refusedTokenUpdate && next.sentToken == nil && next.group == 0 && next.lane == 0
-                && next.fallbackFrom == 0 && !next.resentAfterUnrelatedKey)
+        #expect(next.history == Job.newRowsHistory)
     }
 
     @Test func aJobHeldElsewhereOrStillHoldingItsBytesIsNotKept() throws {
@@ -80,7 +70,7 @@ import TestSupport
     @Test func aFullPoolLetsFurtherBatchesGo() {
         let pool = JobPool()
         for _ in 0...JobPool.maxBatches {
-            pool.give((0..<2).map { _ in Job(row: 0, bytes: [], pathToken: 0..<0, payload: nil, headers: nil) })
+            pool.give((0..<2).map { _ in Job(row: 0, RowBytes(in: [], pathToken: 0..<0, payload: nil, headers: nil)) })
         }
         var batches = 0
         while pool.take() != nil { batches += 1 }

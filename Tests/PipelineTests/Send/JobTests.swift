@@ -89,8 +89,9 @@ import Transport
         #expect(String(decoding: token, as: UTF8.self) == Self.token)
         #expect(token.withUnsafeBufferPointer { $0.baseAddress } == before, "the batch's own bytes, not a copy")
         #expect(job.bytes.isEmpty)
-        let upper = Job(row: 1, deviceToken: Array(Self.token.uppercased().utf8)[...],
-                        lowercaseToken: Array(Self.token.utf8), payload: Array("{}".utf8)[...], headers: nil)
+        let upper = Job(row: 1, RowBytes(copying: Array(Self.token.uppercased().utf8)[...],
+                                         lowercaseToken: Array(Self.token.utf8)[...], payload: Array("{}".utf8)[...],
+                                         headers: nil))
         #expect(String(decoding: upper.takeDeviceToken(), as: UTF8.self) == Self.token.uppercased(),
                 "the token as the input gave it, not the lowercase one :path carries")
     }
