@@ -73,8 +73,8 @@ import Transport
     }
 
     static func job(_ row: Int) -> Job {
-        Job(row: row, deviceToken: Array(String(repeating: "ab", count: 32).utf8)[...], lowercaseToken: nil,
-            payload: Array("{}".utf8)[...], headers: nil)
+        Job(row: row, RowBytes(copying: Array(String(repeating: "ab", count: 32).utf8)[...], lowercaseToken: nil,
+                               payload: Array("{}".utf8)[...], headers: nil))
     }
 
     static func delivered(_ row: Int) -> RowResult {
