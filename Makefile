@@ -4,6 +4,8 @@
 # swift on the PATH, else the toolchain where this kind of machine keeps it.
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 DEB_PACKAGES := libnghttp2-dev libssl-dev libcsv-dev libzstd-dev zstd pkg-config nghttp2-client nghttp2-server openssl
+# `cleanup`'s three database client libraries.
+DEB_PACKAGES += libpq-dev libsqlite3-dev libmariadb-dev
 # What only `make bench` needs on top: /usr/bin/time -v (peak RSS, CPU seconds), taskset, python3
 # (and venv, for BENCH_PEER=1), openssl.
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
@@ -17,6 +19,8 @@ TEST_DEB_PACKAGES += prometheus prometheus-pushgateway
 TEST_DEB_PACKAGES += tinyproxy
 # A real browser (headless) renders report.html in the report tests.
 TEST_DEB_PACKAGES += chromium
+# Real database servers for `cleanup`'s tests (each test starts its own on 127.0.0.1), and sqlite3.
+TEST_DEB_PACKAGES += postgresql mariadb-server sqlite3
 # PyPI packages the tests need besides cryptography (installed by test-deps, each on its own line).
 TEST_PIP_PACKAGES :=
 # The Kubernetes manifests (jobs/kubernetes/) are checked against the official Python client's models.

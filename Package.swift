@@ -34,6 +34,10 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd",
                        providers: [.apt(["libzstd-dev"])]),
         .systemLibrary(name: "CCSV", providers: [.apt(["libcsv-dev"])]),
+        // The three databases `cleanup` writes to, each through its own C client library.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         // epoll, eventfd and prctl, which Swift's Glibc module leaves out (libc: nothing to link).
         .systemLibrary(name: "CLinux"),
 
@@ -53,8 +57,11 @@ let package = Package(
         // Pipeline does not import it.
         .target(name: "Report", dependencies: ["APNs", "Pipeline", "ZstdFile"]),
         .target(name: "MockAPNs", dependencies: ["ByteScan", "APNs", "Transport", "ZstdFile"]),
+        // `cleanup`: the dead-token list applied to the app's database (PostgreSQL, SQLite,
+        // MariaDB/MySQL). Only the command links it, so a library user of Pipeline needs no libpq.
+        .target(name: "Cleanup", dependencies: ["CLibPQ", "CSQLite", "CMariaDB"]),
         .executableTarget(name: "apns-bulk", dependencies: [
-            "APNs", "Transport", "Pipeline", "Report", "MockAPNs",
+            "APNs", "Transport", "Pipeline", "Report", "MockAPNs", "Cleanup",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -73,6 +80,8 @@ let package = Package(
                                                           "CampaignTestSupport"]),
         .testTarget(name: "ReportTests", dependencies: ["Report", "Pipeline", "APNs", "Transport", "MockAPNs", "ZstdFile",
                                                         "TestSupport", "CampaignTestSupport"]),
+        // Against real servers the tests start on 127.0.0.1 (PostgreSQL, MariaDB) and SQLite files.
+        .testTarget(name: "CleanupTests", dependencies: ["Cleanup", "TestSupport"]),
         .testTarget(name: "MockAPNsTests", dependencies: ["MockAPNs", "Transport", "APNs", "TestSupport"]),
         // The command's own code (the job file and its TOML reader), through `@testable import`.
         .testTarget(name: "CommandTests", dependencies: ["apns-bulk", "TestSupport"]),
