@@ -1,0 +1,16 @@
+// Placeholder while the SQLite lane builds it: the type and initializer `cleanup` opens it by.
+public final class SQLiteDatabase: CleanupDatabase {
+    public init(url: DatabaseURL, password: String?) throws(DatabaseError) {
+        throw DatabaseError(.connection, "\(url.redacted): SQLite is not supported yet")
+    }
+
+    public var product: String { "SQLite" }
+    public func describe(_ table: TableName) throws(DatabaseError) -> TableDescription? { nil }
+    public func prepareScratch(for plan: CleanupPlan) throws(DatabaseError) {}
+    public func begin() throws(DatabaseError) {}
+    public func commit() throws(DatabaseError) {}
+    public func rollback() throws(DatabaseError) {}
+    public func fillScratch(_ entries: [ScratchEntry], for plan: CleanupPlan) throws(DatabaseError) {}
+    public func matches(_ plan: CleanupPlan, lockingRows: Bool) throws(DatabaseError) -> [MatchedRow] { [] }
+    public func apply(_ plan: CleanupPlan, runTime: Int64) throws(DatabaseError) -> Int { 0 }
+}
