@@ -19,6 +19,7 @@ import TestSupport
         "RefusedStream",  // the mock's --record-out marker for a stream it refused; never in a result record
         "MockAPNs",  // a configuration name
         "NaN",  // Prometheus' text for not-a-number
+        "PostgreSQL", "MariaDB", "MySQL", "SQLite",  // database names, in cleanup's messages
     ]
 
     @Test func everyReasonCaseLocalReasonAndBinaryStatusHasAnEntryOfItsKind() {
