@@ -9,7 +9,8 @@ numeric user, which runAsNonRoot needs), the memory and CPU limits, and every vo
 the manifest mounts it (the PersistentVolumeClaim a host directory, the Secret's key and the
 ConfigMap's job file as files). Against a mock APNs on the host's 127.0.0.1 (token auth): the
 Indexed Job's three shard pods, one of them killed mid-run and started again (it resumes its
-shard), then report-job.yaml, whose total must count every campaign row once. Also: --version,
+shard), then report-job.yaml, whose report step must count every campaign row once and whose cleanup
+step applies the dead tokens to a SQLite file the Secret names. Also: --version,
 `send --endpoint mock` inside the container, and the trust store: the image's own (with Apple's
 USERTrust RSA root), a server it does not trust refused with the usual message, a bundle mounted
 over /etc/ssl/certs/ca-certificates.crt and SSL_CERT_FILE naming a mounted bundle both trusted.
@@ -17,7 +18,7 @@ over /etc/ssl/certs/ca-certificates.crt and SSL_CERT_FILE naming a mounted bundl
 Environment: IMAGE (the archive), VERSION, STAGE (the host's copy of the binary runs the mock),
 WORK; K8S_DIR (default jobs/kubernetes). Fails with one line saying what is wrong.
 """
-import json, os, re, shutil, signal, subprocess, sys, time
+import json, os, re, shutil, signal, sqlite3, subprocess, sys, time
 import yaml
 
 IMAGE, VERSION, WORK = os.environ["IMAGE"], os.environ["VERSION"], os.path.abspath(os.environ["WORK"])
@@ -129,9 +130,9 @@ def expand(text, env):
 class Pod:
     """One pod of a manifest as a podman container: its flags from the YAML."""
 
-    def __init__(self, manifest, name, env, image, volumes):
+    def __init__(self, manifest, name, env, image, volumes, container=("containers", 0)):
         spec, self.config_maps = pod_of(manifest)
-        container = spec["containers"][0]
+        container = spec[container[0]][container[1]]
         self.name, self.image, self.manifest = name, image, manifest
         if not container["image"].endswith(f"/apns-bulk:{VERSION}"):
             fail(f"{manifest}: image {container['image']}: the image this version builds is apns-bulk:{VERSION}")
@@ -143,6 +144,10 @@ class Pod:
                 self.env[variable["name"]] = expand(variable["value"], self.env)
             elif variable.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.labels['job-name']":
                 self.env[variable["name"]] = env.get("JOB_NAME", "apns-bulk-check")
+            elif "secretKeyRef" in variable.get("valueFrom", {}):
+                ref = variable["valueFrom"]["secretKeyRef"]
+                with open(os.path.join(secret_directory(ref["name"]), ref["key"])) as file:
+                    self.env[variable["name"]] = file.read()
         self.command = [expand(part, self.env) for part in container["command"]]
         self.args = [expand(arg, self.env) for arg in container.get("args", [])]
         context = dict(spec.get("securityContext", {}), **container.get("securityContext", {}))
@@ -277,12 +282,17 @@ def campaign_for_shards(data):
     os.chown(f"{data}/campaign.csv.zst", 65532, 65532)
 
 
+def secret_directory(name):
+    """A Secret's keys as files, as its volume shows them: the key's Secret is WORK/secret."""
+    return f"{WORK}/secret" if name == "apns-bulk-key" else f"{WORK}/secret-{name}"
+
+
 def volume_for(config_maps, data, endpoint):
     def volume(source, pod):
         if "persistentVolumeClaim" in source:
             return data
         if "secret" in source:
-            return f"{WORK}/secret"
+            return secret_directory(source["secret"]["secretName"])
         if "emptyDir" in source:
             path = f"{WORK}/emptydir/{pod.name}/{source['name']}"
             os.makedirs(path, exist_ok=True)
@@ -351,16 +361,53 @@ def check_shards(image, data):
         fail(f"the shards' logs hold {len(seen)} distinct rows of {SHARDS_ROWS}")
     step(f"the {shards} shards' logs hold each of the {SHARDS_ROWS} rows once")
 
-    report = Pod("report-job.yaml", "apns-bulk-report", {}, image, volume)
-    step(f"report-job.yaml: {' '.join(report.command + report.args)}")
+    report = Pod("report-job.yaml", "apns-bulk-report", {}, image, volume, container=("initContainers", 0))
+    step(f"report-job.yaml, init container: {' '.join(report.command + report.args)}")
     report.start()
     status, stdout, stderr = report.wait()
     total = next((line for line in stdout.splitlines() if line.startswith("total: ")), "")
     if status != 0 or not total.startswith(f"total: rows {SHARDS_ROWS} "):
-        fail(f"the report pod exited {status}, total line {total!r}: {stderr.strip()[-600:]}")
+        fail(f"the report step exited {status}, total line {total!r}: {stderr.strip()[-600:]}")
     if "warning" in stderr:
-        fail(f"the report pod warned: {stderr.strip()[-600:]}")
-    step(f"the report pod: {total}")
+        fail(f"the report step warned: {stderr.strip()[-600:]}")
+    step(f"the report step: {total}")
+    check_cleanup(image, data, volume)
+
+
+def check_cleanup(image, data, volume):
+    """report-job.yaml's cleanup step, its Secret naming a SQLite file on the volume: of the app's
+    rows of each dead token, the one registered again since APNs' unregistered_at stays."""
+    dead = [line.split(",")[0] for line in open(f"{data}/out/dead-tokens.csv").read().splitlines()[1:]]
+    if not dead:
+        fail("the merged dead-token list is empty: the cleanup step has nothing to do")
+    database = f"{data}/devices.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE devices (id INTEGER PRIMARY KEY, token TEXT NOT NULL, topic TEXT NOT NULL, "
+                           "registered_at TEXT)")
+        connection.execute("CREATE INDEX devices_token ON devices (token)")
+        for index, token in enumerate(dead):
+            registered = "2000-01-01 00:00:00" if index % 2 == 0 else "2100-01-01T00:00:00.000Z"
+            connection.execute("INSERT INTO devices (token, topic, registered_at) VALUES (?, 'com.example.app', ?)",
+                               (token, registered))
+    connection.close()
+    os.chown(database, 65532, 65532)
+    os.makedirs(secret_directory("apns-bulk-database"))
+    with open(f"{secret_directory('apns-bulk-database')}/url", "w") as file:
+        file.write("sqlite:/data/devices.db")
+    with open(f"{secret_directory('apns-bulk-database')}/password", "w") as file:
+        file.write("not used by SQLite\n")
+    cleanup = Pod("report-job.yaml", "apns-bulk-cleanup", {}, image, volume)
+    step(f"report-job.yaml, container: {' '.join(cleanup.command + cleanup.args)}")
+    cleanup.start()
+    status, stdout, stderr = cleanup.wait()
+    if status != 0:
+        fail(f"the cleanup step exited {status}: {stdout.strip()[-300:]} {stderr.strip()[-600:]}")
+    with sqlite3.connect(database) as connection:
+        left = connection.execute("SELECT count(*) FROM devices").fetchone()[0]
+    connection.close()
+    if left != len(dead) // 2:
+        fail(f"the cleanup step left {left} of {len(dead)} rows; {len(dead) // 2} were registered again and stay")
+    step(f"the cleanup step: {stdout.strip()}")
 
 
 def check_trust(image, uid, data):

@@ -38,12 +38,30 @@ import TestSupport
 
         // The report step reads every shard's log once, where the shards write them.
         let report = try #require(docs.first { $0.file == "report-job.yaml" }?.doc)
-        let reportArgs = try #require(value(report, "spec", "template", "spec", "containers", 0, "args") as? [String])
+        let reportPod = try #require(value(report, "spec", "template", "spec") as? [String: Any])
+        let reportArgs = try #require(value(reportPod, "initContainers", 0, "args") as? [String])
         #expect(reportArgs.first == "report")
         let out = try #require(Self.flag("--out", in: args))
         let logs = (0..<Self.shards).map { out.replacingOccurrences(of: "$(JOB_COMPLETION_INDEX)", with: "\($0)") + "/results.jsonl.zst" }
         #expect(Array(reportArgs.dropFirst().prefix(Self.shards)) == logs)
-        #expect(Self.flag("--dead-tokens", in: reportArgs) != nil)
+        let deadTokens = try #require(Self.flag("--dead-tokens", in: reportArgs))
+
+        // Then the cleanup step applies that list, its database named by a Secret, the password a
+        // file of that Secret (never on the command line), guarded by --max-affected.
+        let cleanup = try #require(value(reportPod, "containers", 0) as? [String: Any])
+        let cleanupArgs = try #require(cleanup["args"] as? [String])
+        #expect(cleanupArgs.first == "cleanup")
+        #expect(Self.flag("--dead-tokens", in: cleanupArgs) == deadTokens)
+        #expect(Self.flag("--database", in: cleanupArgs) == "$(DATABASE_URL)")
+        let secret = try #require(value(cleanup, "env", 0, "valueFrom", "secretKeyRef", "name") as? String)
+        #expect(value(cleanup, "env", 0, "name") as? String == "DATABASE_URL")
+        let passwordFile = try #require(Self.flag("--password-file", in: cleanupArgs))
+        let mounts = try #require(cleanup["volumeMounts"] as? [[String: Any]])
+        let secretMount = try #require(mounts.first { passwordFile.hasPrefix(($0["mountPath"] as? String ?? "-") + "/") })
+        let reportVolumes = try #require(reportPod["volumes"] as? [[String: Any]])
+        #expect(reportVolumes.contains { $0["name"] as? String == secretMount["name"] as? String
+                                    && value($0, "secret", "secretName") as? String == secret })
+        #expect(Self.flag("--max-affected", in: cleanupArgs) != nil)
     }
 
     /// Every manifest runs the image `make image` builds as it is built: the image of this version,
@@ -65,17 +83,20 @@ import TestSupport
             #expect(value(pod, "securityContext", "runAsNonRoot") as? Bool == true, "\(file)")
             #expect(value(pod, "securityContext", "runAsUser") as? Int == Self.imageUser, "\(file): the image's user")
             #expect(value(pod, "securityContext", "fsGroup") as? Int == Self.imageUser, "\(file): reads the Secret, writes /data")
-            let container = try #require(value(pod, "containers", 0) as? [String: Any])
-            #expect(container["image"] as? String == "registry.example.com/apns-bulk:\(version)", "\(file)")
-            #expect(container["command"] as? [String] == [Self.imageBinary], "\(file)")
-            #expect(value(container, "securityContext", "readOnlyRootFilesystem") as? Bool == true, "\(file)")
-            #expect(value(container, "securityContext", "allowPrivilegeEscalation") as? Bool == false, "\(file)")
-            #expect(value(container, "securityContext", "capabilities", "drop") as? [String] == ["ALL"], "\(file)")
-            #expect(value(container, "resources", "limits", "memory") != nil, "\(file)")
-            // Writable paths are volumes: the one that is written is the campaign volume at /data.
-            let mounts = try #require(container["volumeMounts"] as? [[String: Any]])
-            let writable = mounts.filter { $0["readOnly"] as? Bool != true }.compactMap { $0["mountPath"] as? String }
-            #expect(writable == ["/data"], "\(file): \(writable)")
+            let containers = (pod["initContainers"] as? [[String: Any]] ?? []) + (pod["containers"] as? [[String: Any]] ?? [])
+            try #require(!containers.isEmpty, "\(file)")
+            for container in containers {
+                #expect(container["image"] as? String == "registry.example.com/apns-bulk:\(version)", "\(file)")
+                #expect(container["command"] as? [String] == [Self.imageBinary], "\(file)")
+                #expect(value(container, "securityContext", "readOnlyRootFilesystem") as? Bool == true, "\(file)")
+                #expect(value(container, "securityContext", "allowPrivilegeEscalation") as? Bool == false, "\(file)")
+                #expect(value(container, "securityContext", "capabilities", "drop") as? [String] == ["ALL"], "\(file)")
+                #expect(value(container, "resources", "limits", "memory") != nil, "\(file)")
+                // Writable paths are volumes: the one that is written is the campaign volume at /data.
+                let mounts = try #require(container["volumeMounts"] as? [[String: Any]])
+                let writable = mounts.filter { $0["readOnly"] as? Bool != true }.compactMap { $0["mountPath"] as? String }
+                #expect(writable == ["/data"], "\(file): \(writable)")
+            }
         }
     }
 
@@ -91,8 +112,9 @@ import TestSupport
         // The image's binary is the one this build made.
         try #require(value(job, "spec", "template", "spec", "containers", 0, "command") as? [String] == [Self.imageBinary])
         let toml = try #require(docs.compactMap { value($0.doc, "data", "campaign.toml") as? String }.first)
-        let reportArgs = try #require(value(docs.first { $0.file == "report-job.yaml" }?.doc, "spec", "template", "spec",
-                                            "containers", 0, "args") as? [String])
+        let reportPod = docs.first { $0.file == "report-job.yaml" }?.doc
+        let reportArgs = try #require(value(reportPod, "spec", "template", "spec", "initContainers", 0, "args") as? [String])
+        let cleanupArgs = try #require(value(reportPod, "spec", "template", "spec", "containers", 0, "args") as? [String])
 
         // The container's paths, on the test's scratch directory: the volume at /data, the
         // Secret's key and the ConfigMap's job file under /etc/apns-bulk.
@@ -109,7 +131,8 @@ import TestSupport
         let (csv, rows, pairs, unregistered, deadRows) = Self.campaign()
         try Data(csv.utf8).write(to: URL(fileURLWithPath: root + "/data/campaign.csv"))
         try #require(try Command.run("/usr/bin/zstd", ["-q", root + "/data/campaign.csv", "-o", root + "/data/campaign.csv.zst"]).status == 0)
-        let unregisteredFile = try scratch.write("unregistered.txt", unregistered.joined(separator: "\n") + "\n")
+        let unregisteredFile = try scratch.write("unregistered.txt",
+                                                 unregistered.map { $0 + "," + Self.unregisteredAt }.joined(separator: "\n") + "\n")
         let keyID = try #require(Self.tomlString("key-id", in: toml)), teamID = try #require(Self.tomlString("team-id", in: toml))
         let mock = try MockServerProcess(scratch: scratch, keyFile: key, extra: ["--unregistered-file", unregisteredFile],
                                          authentication: ["--verify-key-file", key, "--key-id", keyID, "--team-id", teamID])
@@ -168,6 +191,32 @@ import TestSupport
         #expect(Set(merged) == deadLines && merged.count == deadLines.count, "the merged list is the shards' lists")
         #expect(deadLines.count == deadRows, "each unregistered row once: its copies are duplicates")
 
+        // The cleanup step applies the merged list to the app's device table (a SQLite file here, its
+        // URL from the Secret as the pod's environment): of the app's rows of a dead token, the one
+        // registered again after APNs' unregistered_at is kept; another app's row of it is untouched.
+        let database = root + "/data/devices.db"
+        var sql = "CREATE TABLE devices (id INTEGER PRIMARY KEY, token TEXT NOT NULL, topic TEXT NOT NULL, registered_at TEXT);"
+            + "CREATE INDEX devices_token ON devices (token);"
+        for (index, token) in unregistered.enumerated() {
+            let registered = index % 2 == 0 ? "2025-06-01 10:00:00.000000" : "2026-01-05T00:00:00.000Z"
+            sql += "INSERT INTO devices (token, topic, registered_at) VALUES ('\(token)', 'com.example.app', '\(registered)'),"
+                + "('\(token)', 'com.example.other', '2025-06-01 10:00:00');"
+        }
+        sql += "INSERT INTO devices (token, topic, registered_at) VALUES ('\(String(repeating: "ab", count: 32))', 'com.example.app', NULL);"
+        try #require(try Command.run("/usr/bin/sqlite3", [database, sql]).status == 0)
+        try FileManager.default.createDirectory(atPath: root + "/etc/apns-bulk/database", withIntermediateDirectories: true)
+        try Data("not used by SQLite\n".utf8).write(to: URL(fileURLWithPath: root + "/etc/apns-bulk/database/password"))
+        var cleanupEnvironment = ProcessInfo.processInfo.environment
+        cleanupEnvironment["DATABASE_URL"] = "sqlite:" + database
+        let cleanupCommand = KubernetesManifests.shellCommand(executable: Binary.url.path, args: cleanupArgs, rewrite: rewrite)
+        let cleanup = try Command.run("/bin/sh", ["-c", cleanupCommand], environment: cleanupEnvironment)
+        #expect(cleanup.status == 0, "\(cleanup.stderr)")
+        let left = try Command.run("/usr/bin/sqlite3", [database, "SELECT topic, count(*) FROM devices GROUP BY topic ORDER BY topic"])
+        let deleted = (unregistered.count + 1) / 2
+        #expect(left.stdout == "com.example.app|\(unregistered.count - deleted + 1)\ncom.example.other|\(unregistered.count)\n")
+        let audit = try String(contentsOfFile: rewrite(try #require(Self.flag("--audit-out", in: cleanupArgs))), encoding: .utf8)
+        #expect(audit.split(separator: "\n").count == deleted + 1, "the audit lists each deleted row under its header")
+
         // A pod restarted after its shard finished: the same command says so and exits 0.
         let again = try Command.run("/bin/sh", ["-c", command], environment: Self.podEnvironment(index: 1))
         #expect(again.status == 0 && again.stdout.contains("already finished"), "\(again.stderr)")
@@ -208,6 +257,9 @@ import TestSupport
         lines.append("zz," + payload)
         return (lines.joined(separator: "\n") + "\n", lines.count - 1, pairs, unregistered, deadRows)
     }
+
+    /// APNs' 410 timestamp of the campaign's unregistered tokens (2025-12-22T16:46:28.279Z).
+    static let unregisteredAt = "1766422588279"
 
     static func podEnvironment(index: Int) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
