@@ -9,18 +9,26 @@ final class FaultyDatabase: CleanupDatabase {
     let failingBatch: Int?
     /// Added to what `apply` returns.
     let countSkew: Int
+    /// Called before each transaction begins, with how many began before it: another writer.
+    let beforeBegin: (Int) throws -> Void
     private var batches = 0
+    private var begun = 0
 
-    init(_ inner: SQLiteDatabase, failingBatch: Int? = nil, countSkew: Int = 0) {
+    init(_ inner: SQLiteDatabase, failingBatch: Int? = nil, countSkew: Int = 0, beforeBegin: @escaping (Int) throws -> Void = { _ in }) {
         self.inner = inner
         self.failingBatch = failingBatch
         self.countSkew = countSkew
+        self.beforeBegin = beforeBegin
     }
 
     var product: String { inner.product }
     func describe(_ table: TableName) throws(DatabaseError) -> TableDescription? { try inner.describe(table) }
     func prepareScratch(for plan: CleanupPlan) throws(DatabaseError) { try inner.prepareScratch(for: plan) }
-    func begin() throws(DatabaseError) { try inner.begin() }
+    func begin() throws(DatabaseError) {
+        do { try beforeBegin(begun) } catch { throw DatabaseError(.statement, "\(error)") }
+        begun += 1
+        try inner.begin()
+    }
     func commit() throws(DatabaseError) { try inner.commit() }
     func rollback() throws(DatabaseError) { try inner.rollback() }
     func fillScratch(_ entries: [ScratchEntry], for plan: CleanupPlan) throws(DatabaseError) {
@@ -40,11 +48,28 @@ final class FaultyDatabase: CleanupDatabase {
     static let rows = "INSERT INTO devices (id, token) VALUES (1, 'aa01'), (2, 'aa02'), (3, 'aa03'), (4, 'aa04'), (5, 'aa05');"
     static let entries = (1...5).map { dead("aa0\($0)") }
 
-    static func run(_ database: any CleanupDatabase, batchSize: Int) throws -> CleanupCounts {
+    static func run(_ database: any CleanupDatabase, batchSize: Int, maxAffected: Int? = nil) throws -> CleanupCounts {
         let request = CleanupRequest(table: "devices", tokenColumn: "token", registeredAtColumn: nil, restrictions: [], markColumn: nil)
         let plan = try request.plan(on: database, system: .sqlite)
-        return try CleanupRun(database: database, plan: plan, entries: entries, options: .init(batchSize: batchSize),
-                              runTime: 0).run()
+        return try CleanupRun(database: database, plan: plan, entries: entries,
+                              options: .init(batchSize: batchSize, maxAffected: maxAffected), runTime: 0).run()
+    }
+
+    /// --max-affected counts first; rows another writer adds after the count cannot carry the run
+    /// past the limit: the batch that would pass it is rolled back, and the run says so (exit 2).
+    @Test func rowsAddedAfterTheCountDoNotCarryARunPastMaxAffected() throws {
+        let fixture = try SQLiteFixture(Self.rows)
+        let writer = { (begun: Int) in
+            // The counting pass's one batch has begun; before the changing pass's, a copy of token aa01 arrives.
+            if begun == 1 { try fixture.sqlite("INSERT INTO devices (id, token) VALUES (6, 'aa01');") }
+        }
+        let failure = #expect(throws: CleanupFailure.self) {
+            try Self.run(FaultyDatabase(fixture.database(), beforeBegin: writer), batchSize: 5, maxAffected: 5)
+        }
+        #expect(failure?.status == 2)
+        #expect(failure?.description.contains("the table changed since the count, and this batch would pass the limit; "
+                                              + "it was rolled back") == true, "\(failure?.description ?? "")")
+        #expect(try fixture.ids() == [1, 2, 3, 4, 5, 6])
     }
 
     @Test func aFailureMidwaySaysWhatWasCommittedAndARerunFinishesTheJob() throws {

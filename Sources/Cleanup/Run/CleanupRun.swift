@@ -72,7 +72,9 @@ public struct CleanupRun {
         for (index, batch) in batches.enumerated() {
             let rows: [MatchedRow]
             do {
-                rows = try judge(batch, changing: changing)
+                // The counting pass kept to the limit; a table that changed since must not pass it.
+                let allowed = changing ? options.maxAffected.map { $0 - counts.affected } : nil
+                rows = try judge(batch, changing: changing, allowed: allowed)
             } catch let failure as CleanupFailure {
                 throw changing ? midway(failure.description, batch: index, of: batches.count, counts)
                     : CleanupFailure("\(failure.description); nothing was changed", status: 2)
@@ -102,7 +104,7 @@ public struct CleanupRun {
     }
 
     /// One batch in its transaction; rolled back on any failure, or when not `changing`.
-    private func judge(_ batch: [ScratchEntry], changing: Bool) throws -> [MatchedRow] {
+    private func judge(_ batch: [ScratchEntry], changing: Bool, allowed: Int?) throws -> [MatchedRow] {
         do {
             try database.begin()
         } catch {
@@ -116,6 +118,11 @@ public struct CleanupRun {
                 return rows
             }
             let expected = rows.filter { $0.verdict == .affected || $0.verdict == .unjudged }.count
+            if let allowed, expected > allowed {
+                try? database.rollback()
+                throw CleanupFailure("--max-affected \(options.maxAffected ?? 0): the table changed since the count, and "
+                                     + "this batch would pass the limit; it was rolled back", status: 2)
+            }
             let changed = try database.apply(plan, runTime: runTime)
             guard changed == expected else {
                 try? database.rollback()
