@@ -1,0 +1,115 @@
+import Foundation
+
+/// A private MariaDB server for one test suite: Debian's `mariadb-install-db` and `mariadbd`, a data
+/// directory and socket in a temporary directory, no option files (`--no-defaults`), listening on
+/// 127.0.0.1 only on a free port, and a user with a password that reaches it over TCP. `stop()`
+/// kills it and removes the directory.
+///
+/// Its state is set once by `start()`; `stop()` runs once, when the suite ends.
+public final class MariaDBServer: @unchecked Sendable {
+    /// The server a suite's scope started (see the suites' `MariaDBSuite` trait).
+    @TaskLocal public static var current: MariaDBServer?
+
+    public let port: Int
+    public let user = "cleanup"
+    public let password: String
+    private let directory: TemporaryDirectory
+    private let process: Process
+
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `mysql://cleanup:PASSWORD@127.0.0.1:PORT/database`.
+    public func url(database: String, password: String? = nil) -> String {
+        "mysql://\(user):\(password ?? self.password)@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// Like `url`, without the password, for a run that takes it from elsewhere.
+    public func urlWithoutPassword(database: String) -> String { "mysql://\(user)@127.0.0.1:\(port)/\(database)" }
+
+    public static func start() throws -> MariaDBServer {
+        let directory = try TemporaryDirectory()
+        let asRoot = getuid() == 0 ? ["--user=root"] : []
+        // Speed over durability: the data dies with the test.
+        let fast = ["--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--innodb-flush-log-at-trx-commit=0",
+                    "--innodb-doublewrite=0", "--innodb-flush-method=nosync", "--skip-log-bin", "--performance-schema=OFF"]
+        let install = try Command.tool("mariadb-install-db", ["--no-defaults", "--datadir=\(directory.path("data"))",
+                                                              "--auth-root-authentication-method=normal", "--skip-test-db",
+                                                              "--skip-name-resolve"] + asRoot + fast)
+        guard install.status == 0 else {
+            throw Unavailable(description: "mariadb-install-db exited \(install.status): \(install.stderr)")
+        }
+        var lastError = ""
+        for _ in 0..<3 {
+            let port = try LoopbackPort.free()
+            let process = try Command.start("/usr/sbin/mariadbd", [
+                "--no-defaults", "--datadir=\(directory.path("data"))", "--socket=\(directory.path("mysqld.sock"))",
+                "--pid-file=\(directory.path("mysqld.pid"))", "--log-error=\(directory.path("error.log"))",
+                "--bind-address=127.0.0.1", "--port=\(port)", "--skip-name-resolve",
+                "--secure-file-priv=\(directory.path)",
+                // Not UTC, as many servers are not: a session that did not ask for UTC reads TIMESTAMPs shifted.
+                "--default-time-zone=+05:00",
+            ] + asRoot + fast)
+            if waitUntilReady(process, socket: directory.path("mysqld.sock"), port: port) {
+                let server = MariaDBServer(port: port, password: "pw-\(UUID().uuidString.prefix(12))",
+                                           directory: directory, process: process)
+                try server.rootSQL("""
+                    CREATE USER '\(server.user)'@'127.0.0.1' IDENTIFIED BY '\(server.password)';
+                    GRANT ALL ON *.* TO '\(server.user)'@'127.0.0.1';
+                    """)
+                return server
+            }
+            process.stop(signal: SIGKILL)
+            lastError = (try? String(contentsOfFile: directory.path("error.log"), encoding: .utf8)) ?? ""
+        }
+        throw Unavailable(description: "mariadbd did not start: \(lastError.suffix(2000))")
+    }
+
+    private init(port: Int, password: String, directory: TemporaryDirectory, process: Process) {
+        self.port = port
+        self.password = password
+        self.directory = directory
+        self.process = process
+    }
+
+    /// Kills the server (its data is thrown away, so no clean shutdown is needed); the directory goes
+    /// with this value.
+    public func stop() { process.stop(signal: SIGKILL) }
+
+    private static func waitUntilReady(_ process: Process, socket: String, port: Int) -> Bool {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, process.isRunning {
+            if FileManager.default.fileExists(atPath: socket), LoopbackPort.waitUntilListening(port, timeout: 0.2) {
+                return true
+            }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// Runs SQL as root over the server's socket with the `mariadb` client (an implementation apart
+    /// from the code under test), in `database` when given; returns its rows, tab-separated, NULL as
+    /// `NULL`.
+    @discardableResult
+    public func rootSQL(_ sql: String, database: String? = nil) throws -> String {
+        let input = Pipe()
+        let arguments = ["--no-defaults", "--socket=\(directory.path("mysqld.sock"))", "--user=root",
+                         "--batch", "--skip-column-names", "--default-character-set=utf8mb4"] + (database.map { [$0] } ?? [])
+        let writer = Thread {
+            input.fileHandleForWriting.write(Data(sql.utf8))
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let result = try Command.tool("mariadb", arguments, standardInput: input)
+        guard result.status == 0 else { throw CommandFailed(command: "mariadb: \(sql.prefix(200))", result: result) }
+        return result.stdout
+    }
+
+    /// A new empty database for one test, so that tests sharing the server do not meet.
+    public func createDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        try rootSQL("CREATE DATABASE `\(name)`")
+        return name
+    }
+}
