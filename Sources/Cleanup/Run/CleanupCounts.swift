@@ -59,4 +59,12 @@ public struct AuditedRow: Sendable, Equatable {
     public let unregisteredAt: Int64?
     /// `delete` or `mark`; `would-delete` or `would-mark` in a dry run.
     public let action: String
+
+    public init(keys: [String?], tableToken: String, reason: String, unregisteredAt: Int64?, action: String) {
+        self.keys = keys
+        self.tableToken = tableToken
+        self.reason = reason
+        self.unregisteredAt = unregisteredAt
+        self.action = action
+    }
 }

@@ -31,8 +31,8 @@ public enum DatabasePassword {
                 throw Problem(description: "--password-file \(file): cannot read it; give a file whose first line is the password")
             }
             let text = String(decoding: data, as: UTF8.self)
-            var line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            if line.hasSuffix("\r") { line.removeLast() }
+            // Split on Characters that are newlines: "\r\n" is one of them, and is stripped whole.
+            let line = text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
             guard !line.isEmpty else {
                 throw Problem(description: "--password-file \(file): its first line is empty; put the password on it")
             }

@@ -59,7 +59,9 @@ public struct DeadTokenList {
             throw Problem(description: "\(path): \(missing ? "no such file" : "cannot read it"); "
                           + "give a dead-tokens.csv written by apns-bulk send, report or feedback")
         }
-        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        // "\r\n" is one Character: a list written on Windows splits on it as on "\n".
+        var lines = String(decoding: data, as: UTF8.self)
+            .split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         if lines.last == "" { lines.removeLast() }
         guard let headerLine = lines.first else {
             throw Problem(description: "\(path): the file is empty; a dead-token list starts with the header "

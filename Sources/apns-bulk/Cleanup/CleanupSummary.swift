@@ -17,7 +17,7 @@ enum CleanupSummary {
         let reasons = counts.byReason.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         parts.append("by reason: " + (reasons.isEmpty ? "none" : reasons.joined(separator: ", ")))
         var text = "cleanup: " + parts.joined(separator: ", ")
-        text += counts.dryRun ? "; dry run, nothing changed" : "; \(counts.batches) batches committed"
+        text += counts.dryRun ? "; dry run, nothing changed" : "; \(counts.batches) \(counts.batches == 1 ? "batch" : "batches") committed"
         if !counts.ruleApplied {
             text += "; Apple's rule could not be applied (no --registered-at-column): every matched row was judged dead"
         }

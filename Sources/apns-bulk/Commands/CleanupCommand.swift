@@ -12,10 +12,11 @@ struct CleanupCommand: ParsableCommand {
         commandName: "cleanup",
         abstract: "Delete or mark the dead tokens of dead-tokens.csv in the app's own database.",
         usage: "apns-bulk cleanup --dead-tokens <file> ... --database <url>\n"
-            + "       --table <table> --token-column <column> [--registered-at-column <column>] [<options>]",
+            + "       --table <table> --token-column <column>\n"
+            + "       [--registered-at-column <column>] [<options>]",
         discussion: """
-            Reads one or more dead-token lists (dead-tokens.csv as send, report and feedback write \
-            it; one line per token is kept, the one with the latest unregistered_at) and deletes the \
+            Reads one or more dead-token lists, dead-tokens.csv as send, report and feedback write \
+            it, keeping one line per token: the one with the latest unregistered_at. Then deletes the \
             table's rows holding those tokens, or with --mark sets a column on them. Apple's rule: a \
             token is dead only until the device registers it again, so with \
             --registered-at-column a row registered at or after the token's unregistered_at is kept. \
@@ -23,9 +24,9 @@ struct CleanupCommand: ParsableCommand {
             unregistered_at cannot be judged and its rows are affected and counted apart. Tokens \
             match in either case; the table's own spelling is kept.
 
-            The database: postgresql://user[:password]@host[:port]/db (?sslmode= honoured), \
+            The database: postgresql://user[:password]@host[:port]/db with ?sslmode= honoured, \
             mysql://user[:password]@host[:port]/db for MariaDB and MySQL, or sqlite:PATH and \
-            sqlite:///abs/path (a missing file is an error, never created). Keep the password off \
+            sqlite:///abs/path; a missing SQLite file is an error, never created. Keep the password off \
             the command line with --password-env or --password-file; for PostgreSQL, PGPASSWORD \
             works too. The password is never printed.
 
@@ -33,9 +34,9 @@ struct CleanupCommand: ParsableCommand {
             same command finishes the job, and a second run affects no row. One summary line goes \
             to stdout (or one JSON object with --json), progress to stderr.
 
-            Exit status: 0 done; 1 bad flags, files, URL, table or column, or more rows than \
-            --max-affected, with nothing changed; 2 the database failed mid-way (what was committed \
-            is said).
+            Exit status: 0 done; 1 bad flags, files, URL, table or column, a database that cannot be \
+            reached, or more rows than --max-affected, with nothing changed; 2 the database failed \
+            mid-way, and the message says what was committed.
             """
     )
 
@@ -49,24 +50,26 @@ struct CleanupCommand: ParsableCommand {
     var tokenColumn: String
     @Option(name: .customLong("registered-at-column"), help: "The column holding when the device registered its token, for Apple's rule. Default: none; every matched row is affected and the summary says the rule was not applied.")
     var registeredAtColumn: String?
-    @Option(name: .customLong("topic-column"), help: "Touch only rows whose column equals --topic (the app the list came from). Default: none.")
+    @Option(name: .customLong("topic-column"), help: "Touch only rows whose column equals --topic: the app the list came from. Default: none.")
     var topicColumn: String?
-    @Option(help: "The topic to restrict to, with --topic-column.")
+    @Option(help: "The topic to restrict to, with --topic-column. Default: none.")
     var topic: String?
     @Option(name: .customLong("environment-column"), help: "Touch only rows whose column equals --environment. Default: none.")
     var environmentColumn: String?
-    @Option(help: "The environment to restrict to, with --environment-column.")
+    @Option(help: "The environment to restrict to, with --environment-column. Default: none.")
     var environment: String?
-    @Option(help: "Set this column to the token's unregistered_at (or the run's time) where it is NULL, instead of deleting the row. Default: none; rows are deleted.")
+    @Option(help: "Set this column where it is NULL, instead of deleting the row: to the token's unregistered_at, or the run's time for a line without one. Default: none; rows are deleted.")
     var mark: String?
-    @Option(help: "The list reasons to act on, separated by commas. Default: Unregistered,ExpiredToken; name BadDeviceToken or DeviceTokenNotForTopic only when they are not an environment or app mix-up.")
-    var reasons = "Unregistered,ExpiredToken"
+    @Option(name: .customLong("reasons"), help: "The list reasons to act on, separated by commas. Default: Unregistered,ExpiredToken. Name BadDeviceToken or DeviceTokenNotForTopic only when they are not an environment or app mix-up.")
+    var reasonsChoice: String?
+    var reasons: String { reasonsChoice ?? "Unregistered,ExpiredToken" }
     @Flag(name: .customLong("dry-run"), help: "Judge every row and report the same counts, but change nothing.")
     var dryRun = false
     @Option(name: .customLong("max-affected"), help: "Change nothing, and exit 1, when more rows than this would be affected. Default: no limit.")
     var maxAffected: Int?
     @Option(name: .customLong("batch-size"), help: "Distinct tokens per batch; each batch is one transaction. Default: 1000.")
-    var batchSize = 1000
+    var batchSizeChoice: Int?
+    var batchSize: Int { batchSizeChoice ?? 1000 }
     @Option(name: .customLong("audit-out"), help: "Write every affected row here as CSV: its key columns, token, reason, unregistered_at and action. Default: none.")
     var auditOut: String?
     @Flag(help: "Print the summary as one JSON object.")

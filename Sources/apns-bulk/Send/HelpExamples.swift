@@ -49,9 +49,9 @@ enum HelpExamples {
              "apns-bulk feedback --endpoint relay.internal:2196 --p12-file push.p12 --p12-password-env P12_PASSWORD --out dead.csv"),
         ],
         "cleanup": [
-            ("Rehearse: what last night's list would delete, by Apple's rule, changing nothing:",
+            ("What last night's list would delete by Apple's rule, changing nothing:",
              "apns-bulk cleanup --dead-tokens dead-tokens.csv --database sqlite:app.db --table devices --token-column token --registered-at-column updated_at --dry-run"),
-            ("PostgreSQL, the password from a Secret file, at most 5,000 rows, with an audit:",
+            ("PostgreSQL, the password in a Secret file, at most 5,000 rows, audited:",
              "apns-bulk cleanup --dead-tokens dead-tokens.csv --database postgresql://app@db.internal/app --password-file /run/secrets/db-password --table app.devices --token-column token --registered-at-column registered_at --max-affected 5000 --audit-out cleanup-audit.csv"),
             ("Mark rows instead of deleting them, for one app and environment:",
              "apns-bulk cleanup --dead-tokens dead.csv --database mysql://app@127.0.0.1/app --password-env DB_PASSWORD --table devices --token-column token --mark unregistered_at --topic-column bundle_id --topic com.example.app --environment-column env --environment production"),
