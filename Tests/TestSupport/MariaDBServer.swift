@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Its state is set once by `start()`; `stop()` runs once, when the suite ends.
 public final class MariaDBServer: @unchecked Sendable {
-    /// The server a suite's scope started (see the suites' `MariaDBSuite` trait).
+    /// The server of the suite running now (`serving`).
     @TaskLocal public static var current: MariaDBServer?
 
     public let port: Int
@@ -71,6 +71,14 @@ public final class MariaDBServer: @unchecked Sendable {
         self.password = password
         self.directory = directory
         self.process = process
+    }
+
+    /// Runs `body` with a server started for it as `current`, and kills the server afterwards: a
+    /// suite's scope.
+    public static func serving(_ body: @Sendable () async throws -> Void) async throws {
+        let server = try start()
+        defer { server.stop() }
+        try await $current.withValue(server) { try await body() }
     }
 
     /// Kills the server (its data is thrown away, so no clean shutdown is needed); the directory goes

@@ -82,9 +82,9 @@ extension MariaDBDatabase {
             return ("DELETE t FROM \(sql.tables) WHERE \(sql.restrictions) AND \(sql.changes)", sql.restrictionValues)
         case .mark(let mark):
             return ("""
-                UPDATE \(sql.tables) SET t.\(mariaDBQuoted(mark.name)) = COALESCE(s.unregistered_at, ?)
+                UPDATE \(sql.tables) SET t.\(mariaDBQuoted(mark.name)) = COALESCE(s.unregistered_at, \(mariaDBInstant(microseconds: "?")))
                 WHERE \(sql.restrictions) AND \(sql.changes)
-                """, [mariaDBDateTime(milliseconds: runTime)] + sql.restrictionValues)
+                """, [mariaDBMicroseconds(milliseconds: runTime)] + sql.restrictionValues)
         }
     }
 

@@ -127,35 +127,17 @@ private final class MariaDBStatement {
 
     /// Binds each parameter as a string (MYSQL_TYPE_STRING) over one buffer that outlives the execution.
     private func bindAndExecute(_ parameters: [String?]) throws(DatabaseError) {
-        let count = max(parameters.count, 1)
         let utf8 = parameters.map { $0.map { Array($0.utf8) } ?? [] }
-        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: max(utf8.reduce(0) { $0 + $1.count }, 1))
-        let lengths = UnsafeMutablePointer<UInt>.allocate(capacity: count)
-        let nulls = UnsafeMutablePointer<my_bool>.allocate(capacity: count)
-        let binds = UnsafeMutablePointer<MYSQL_BIND>.allocate(capacity: count)
-        binds.initialize(repeating: MYSQL_BIND(), count: count)
-        defer {
-            bytes.deallocate()
-            lengths.deallocate()
-            nulls.deallocate()
-            binds.deinitialize(count: count)
-            binds.deallocate()
-        }
+        let slots = StringSlots(count: parameters.count, bytes: utf8.reduce(0) { $0 + $1.count })
         var offset = 0
         for (index, value) in utf8.enumerated() {
             value.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { (bytes + offset).update(from: base, count: source.count) }
+                if let base = source.baseAddress { (slots.bytes + offset).update(from: base, count: source.count) }
             }
-            lengths[index] = UInt(value.count)
-            nulls[index] = parameters[index] == nil ? 1 : 0
-            binds[index].buffer_type = MYSQL_TYPE_STRING
-            binds[index].buffer = UnsafeMutableRawPointer(bytes + offset)
-            binds[index].buffer_length = UInt(value.count)
-            binds[index].length = lengths + index
-            binds[index].is_null = nulls + index
+            slots.bind(index, at: offset, capacity: value.count, length: value.count, isNull: parameters[index] == nil)
             offset += value.count
         }
-        if !parameters.isEmpty, mysql_stmt_bind_param(handle, binds) != 0 { throw failure() }
+        if !parameters.isEmpty, mysql_stmt_bind_param(handle, slots.binds) != 0 { throw failure() }
         if mysql_stmt_execute(handle) != 0 { throw failure() }
     }
 
@@ -163,25 +145,11 @@ private final class MariaDBStatement {
     private func fetchRows() throws(DatabaseError) -> [[String?]] {
         let columns = Int(mysql_stmt_field_count(handle))
         let width = Self.columnBytes
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: columns * width)
-        let lengths = UnsafeMutablePointer<UInt>.allocate(capacity: columns)
-        let nulls = UnsafeMutablePointer<my_bool>.allocate(capacity: columns)
-        let binds = UnsafeMutablePointer<MYSQL_BIND>.allocate(capacity: columns)
-        binds.initialize(repeating: MYSQL_BIND(), count: columns)
-        defer {
-            buffer.deallocate()
-            lengths.deallocate()
-            nulls.deallocate()
-            binds.deinitialize(count: columns)
-            binds.deallocate()
-        }
+        let slots = StringSlots(count: columns, bytes: columns * width)
         for column in 0..<columns {
-            binds[column].buffer_type = MYSQL_TYPE_STRING
-            binds[column].buffer = UnsafeMutableRawPointer(buffer + column * width)
-            binds[column].buffer_length = UInt(width)
-            binds[column].length = lengths + column
-            binds[column].is_null = nulls + column
+            slots.bind(column, at: column * width, capacity: width, length: 0, isNull: false)
         }
+        let (buffer, lengths, nulls, binds) = (slots.bytes, slots.lengths, slots.nulls, slots.binds)
         if mysql_stmt_bind_result(handle, binds) != 0 { throw failure() }
         var rows: [[String?]] = []
         while true {
@@ -207,20 +175,50 @@ private final class MariaDBStatement {
 
     /// A column's value longer than its place in the row buffer, read again at its full length.
     private func fetchWhole(_ column: Int, length: Int) throws(DatabaseError) -> String {
-        var bytes = [UInt8](repeating: 0, count: length)
-        var read: UInt = 0
-        let status = bytes.withUnsafeMutableBytes { storage -> Int32 in
-            var bind = MYSQL_BIND()
-            bind.buffer_type = MYSQL_TYPE_STRING
-            bind.buffer = storage.baseAddress
-            bind.buffer_length = UInt(length)
-            return withUnsafeMutablePointer(to: &read) { readLength in
-                bind.length = readLength
-                return mysql_stmt_fetch_column(handle, &bind, UInt32(column), 0)
-            }
-        }
-        guard status == 0 else { throw failure() }
-        return String(decoding: bytes.prefix(Int(read)), as: UTF8.self)
+        let slot = StringSlots(count: 1, bytes: length)
+        slot.bind(0, at: 0, capacity: length, length: 0, isNull: false)
+        guard mysql_stmt_fetch_column(handle, slot.binds, UInt32(column), 0) == 0 else { throw failure() }
+        return String(decoding: UnsafeBufferPointer(start: slot.bytes, count: min(Int(slot.lengths[0]), length)), as: UTF8.self)
+    }
+}
+
+/// MYSQL_BIND slots, each a string in a shared byte buffer with its length and NULL flag: what a
+/// statement's parameters or a row's columns are bound to. Freed with the value.
+private final class StringSlots {
+    let count: Int
+    let bytes: UnsafeMutablePointer<UInt8>
+    let binds: UnsafeMutablePointer<MYSQL_BIND>
+    let lengths: UnsafeMutablePointer<UInt>
+    let nulls: UnsafeMutablePointer<my_bool>
+
+    init(count: Int, bytes byteCount: Int) {
+        self.count = max(count, 1)
+        bytes = .allocate(capacity: max(byteCount, 1))
+        binds = .allocate(capacity: self.count)
+        binds.initialize(repeating: MYSQL_BIND(), count: self.count)
+        lengths = .allocate(capacity: self.count)
+        lengths.initialize(repeating: 0, count: self.count)
+        nulls = .allocate(capacity: self.count)
+        nulls.initialize(repeating: 0, count: self.count)
+    }
+
+    deinit {
+        bytes.deallocate()
+        binds.deinitialize(count: count)
+        binds.deallocate()
+        lengths.deallocate()
+        nulls.deallocate()
+    }
+
+    /// Slot `index` as a string of `capacity` bytes at `offset` in the buffer.
+    func bind(_ index: Int, at offset: Int, capacity: Int, length: Int, isNull: Bool) {
+        binds[index].buffer_type = MYSQL_TYPE_STRING
+        binds[index].buffer = UnsafeMutableRawPointer(bytes + offset)
+        binds[index].buffer_length = UInt(capacity)
+        binds[index].length = lengths + index
+        binds[index].is_null = nulls + index
+        lengths[index] = UInt(length)
+        nulls[index] = isNull ? 1 : 0
     }
 }
 

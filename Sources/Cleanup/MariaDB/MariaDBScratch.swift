@@ -50,7 +50,7 @@ extension MariaDBDatabase {
         try connection.execute("DROP TEMPORARY TABLE IF EXISTS \(names.staging), \(names.scratch)")
         try connection.execute("""
             CREATE TEMPORARY TABLE \(names.staging) (n INT NOT NULL, variant \(text), list_token \(text),
-            unregistered_at DATETIME(3) NULL) ENGINE=InnoDB
+            unregistered_us BIGINT NULL) ENGINE=InnoDB
             """)
         try connection.execute("""
             CREATE TEMPORARY TABLE \(names.scratch) (token \(tokenType) NOT NULL, list_token \(text),
@@ -65,7 +65,7 @@ extension MariaDBDatabase {
         try connection.execute("DELETE FROM \(names.scratch)")
         var rows: [[String?]] = []
         for entry in entries {
-            let unregisteredAt = entry.unregisteredAt.map(mariaDBDateTime(milliseconds:))
+            let unregisteredAt = entry.unregisteredAt.map(mariaDBMicroseconds(milliseconds:))
             for variant in entry.variants(caseInsensitiveColumn: plan.tokenColumn.caseInsensitive)
             where variant.unicodeScalars.count <= MariaDBScratch.longestToken {
                 rows.append([String(rows.count), variant, entry.token, unregisteredAt])
@@ -75,45 +75,27 @@ extension MariaDBDatabase {
         while start < rows.count {
             let chunk = rows[start..<min(start + MariaDBScratch.rowsPerInsert, rows.count)]
             let markers = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            _ = try connection.query("INSERT INTO \(names.staging) (n, variant, list_token, unregistered_at) VALUES \(markers)",
+            _ = try connection.query("INSERT INTO \(names.staging) (n, variant, list_token, unregistered_us) VALUES \(markers)",
                                      chunk.flatMap { $0 })
             start += chunk.count
         }
         try connection.execute("""
             INSERT IGNORE INTO \(names.scratch) (token, list_token, unregistered_at)
-            SELECT variant, list_token, unregistered_at FROM \(names.staging)
+            SELECT variant, list_token, \(mariaDBInstant(microseconds: "unregistered_us")) FROM \(names.staging)
             WHERE CAST(CONVERT(CONVERT(variant USING \(names.characterSet)) USING utf8mb4) AS BINARY) = CAST(variant AS BINARY)
             ORDER BY n
             """)
     }
 }
 
-/// Unix milliseconds as a `DATETIME(3)` literal's text in UTC (`2025-12-22 16:46:28.279`), held
-/// within DATETIME's range (years 1000 to 9999): an instant before it is still earlier than every
-/// row, one after it still later.
-func mariaDBDateTime(milliseconds: Int64) -> String {
-    let clamped = min(max(milliseconds, -30_610_224_000_000), 253_402_300_799_999)
-    let millisecondsADay: Int64 = 86_400_000
-    var days = clamped / millisecondsADay
-    var inDay = clamped % millisecondsADay
-    if inDay < 0 {
-        days -= 1
-        inDay += millisecondsADay
-    }
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthFromMarch = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-    let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    func padded(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(width - digits.count, 0)) + digits
-    }
-    return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2)) \(padded(inDay / 3_600_000, 2)):"
-        + "\(padded(inDay / 60_000 % 60, 2)):\(padded(inDay / 1000 % 60, 2)).\(padded(inDay % 1000, 3))"
+/// An instant as MariaDB computes it from Unix microseconds (a bound parameter or a column): a
+/// DATETIME in UTC, exact to the microsecond, by the server's own calendar.
+func mariaDBInstant(microseconds: String) -> String {
+    "DATE_ADD(TIMESTAMP'1970-01-01 00:00:00', INTERVAL \(microseconds) MICROSECOND)"
+}
+
+/// Unix milliseconds as microseconds' text, held within DATETIME's range (years 1000 to 9999): an
+/// instant before it is still earlier than every row, one after it still later.
+func mariaDBMicroseconds(milliseconds: Int64) -> String {
+    String(min(max(milliseconds, -30_610_224_000_000), 253_402_300_799_999) * 1000)
 }

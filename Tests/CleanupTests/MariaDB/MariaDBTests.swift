@@ -11,9 +11,7 @@ import Testing
 struct MariaDBServerScope: SuiteTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
-        let server = try MariaDBServer.start()
-        defer { server.stop() }
-        try await MariaDBServer.$current.withValue(server) { try await function() }
+        try await MariaDBServer.serving(function)
     }
 }
 

@@ -106,6 +106,22 @@ extension MariaDBTests {
             #expect(try fixture.rows("SELECT id FROM devices ORDER BY id") == [["1"], ["3"]])
         }
 
+        @Test func aLongTokenIsMatchedAndReadWhole() throws {
+            let fixture = try MariaDBFixture()
+            let long = String(repeating: "0a", count: 350)
+            try fixture.sql("""
+                CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(1000) NOT NULL, registered_at DATETIME(3) NULL);
+                INSERT INTO devices VALUES (1, '\(long)', NULL), (2, '\(long.dropLast())', NULL);
+                """)
+            let database = try fixture.open()
+
+            let result = try fixture.batch(database, try fixture.plan(database), [deadToken(long, at: Self.at)])
+
+            #expect(result.matched.map(\.tableToken) == [long])
+            #expect(result.matched.map(\.listToken) == [long])
+            #expect(try fixture.rows("SELECT id FROM devices") == [["2"]])
+        }
+
         @Test func aValueTheColumnsCharacterSetCannotHoldMatchesNothing() throws {
             // Stored into latin1 as it stands, "😀" would become "?" and match the row that is "?".
             let fixture = try MariaDBFixture()
