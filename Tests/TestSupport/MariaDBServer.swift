@@ -73,6 +73,9 @@ public final class MariaDBServer: @unchecked Sendable {
         self.process = process
     }
 
+    /// A server whose set-up failed after it started is killed too.
+    deinit { stop() }
+
     /// Runs `body` with a server started for it as `current`, and kills the server afterwards: a
     /// suite's scope.
     public static func serving(_ body: @Sendable () async throws -> Void) async throws {
