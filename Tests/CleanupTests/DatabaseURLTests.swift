@@ -41,6 +41,7 @@ import TestSupport
         ("sqlite:", "no file path"),
         ("sqlite://host/file.db", "sqlite:// takes no host"),
         ("devices.db", "no scheme"),
+        ("mysql://u@h/app%zz", "a bad %-escape in the database name"),
     ])
     func aBadURLIsOneLineNamingTheFlagAndTheForms(text: String, why: String) {
         let error = #expect(throws: DatabaseURL.ParseError.self) { try DatabaseURL.parse(text) }

@@ -1,3 +1,5 @@
+import Foundation
+
 extension DatabaseURL {
     /// Why `--database` cannot be read: one line that names the flag, shows the URL with any
     /// password hidden, and lists the forms accepted.
@@ -79,9 +81,10 @@ extension DatabaseURL {
             query = pathAndQuery[pathAndQuery.index(after: questionMark)...]
             pathAndQuery = pathAndQuery[..<questionMark]
         }
-        guard let database = percentDecoded(pathAndQuery.drop(while: { $0 == "/" })), !database.isEmpty else {
-            throw refuse("no database name after the host (…/db)")
+        guard let database = percentDecoded(pathAndQuery.drop(while: { $0 == "/" })) else {
+            throw refuse("a bad %-escape in the database name")
         }
+        guard !database.isEmpty else { throw refuse("no database name after the host (…/db)") }
         guard !database.contains("/") else { throw refuse("a database name holds no /") }
         var parameters: [(name: String, value: String)] = []
         for pair in query.split(separator: "&") {
@@ -114,22 +117,6 @@ extension DatabaseURL {
 
     /// `%XX` escapes decoded as UTF-8; nil for a bad escape or bytes that are not UTF-8.
     static func percentDecoded(_ text: some StringProtocol) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        String(text).removingPercentEncoding
     }
 }

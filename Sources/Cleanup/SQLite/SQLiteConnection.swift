@@ -33,6 +33,10 @@ final class SQLiteConnection {
             throw DatabaseError(.connection, "\(shown): cannot open it read-write: \(why)")
         }
         handle = opened
+        // SQLite opens a write-protected file read-only without a word; cleanup would fail at its first batch.
+        guard sqlite3_db_readonly(handle, "main") == 0 else {
+            throw DatabaseError(.connection, "\(shown): the file is read-only; cleanup needs to write it (run as its owner)")
+        }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS

@@ -59,15 +59,16 @@ public struct DeadTokenList {
             throw Problem(description: "\(path): \(missing ? "no such file" : "cannot read it"); "
                           + "give a dead-tokens.csv written by apns-bulk send, report or feedback")
         }
-        // "\r\n" is one Character: a list written on Windows splits on it as on "\n".
-        var lines = String(decoding: data, as: UTF8.self)
-            .split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        // Split as bytes: fast, and a list written on Windows ("\r\n") reads as one written on Unix.
+        var lines = Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
+        }
         if lines.last == "" { lines.removeLast() }
         guard let headerLine = lines.first else {
             throw Problem(description: "\(path): the file is empty; a dead-token list starts with the header "
                           + requiredColumns.joined(separator: ","))
         }
-        let header = DeadTokenFileMerge.fields(String(headerLine))
+        let header = DeadTokenFileMerge.fields(headerLine)
             .map { $0.trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: "\u{FEFF}"))) }
         var positions: [Int] = []
         for column in requiredColumns {
@@ -78,8 +79,8 @@ public struct DeadTokenList {
             positions.append(found)
         }
         let (token, reason, unregisteredAt) = (positions[0], positions[1], positions[3])
-        for (offset, text) in lines.enumerated().dropFirst() where !text.isEmpty && text != "\r" {
-            let fields = DeadTokenFileMerge.fields(String(text))
+        for (offset, text) in lines.enumerated().dropFirst() where !text.isEmpty {
+            let fields = DeadTokenFileMerge.fields(text)
             guard fields.count == header.count else {
                 throw Problem(description: "\(path) line \(offset + 1): \(fields.count) fields where the header has "
                               + "\(header.count); give the list as apns-bulk wrote it")
