@@ -36,10 +36,15 @@ extension MariaDBDatabase {
         let isName = { (name: String) in !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
         let tokenType: String
         let characterSet: String
-        if let set = row[0], let collation = row[1], isName(set), isName(collation) {
+        switch (row[0], row[1]) {
+        case let (set?, collation?):
+            guard isName(set), isName(collation) else {
+                throw DatabaseError(.statement, "\(connection.redactedURL): the token column's character set \(set) "
+                                    + "or collation \(collation) is not a name this program can write")
+            }
             tokenType = "VARCHAR(\(MariaDBScratch.longestToken)) CHARACTER SET \(set) COLLATE \(collation)"
             characterSet = set
-        } else {
+        default:
             tokenType = "VARBINARY(\(MariaDBScratch.longestToken * 4))"
             characterSet = "binary"
         }
