@@ -16,8 +16,11 @@ public final class MariaDBServer: @unchecked Sendable {
     private let directory: TemporaryDirectory
     private let process: Process
 
+    /// The server, or a session a test needs on it, could not be had.
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     /// `mysql://cleanup:PASSWORD@127.0.0.1:PORT/database`.
@@ -117,10 +120,67 @@ public final class MariaDBServer: @unchecked Sendable {
         return result.stdout
     }
 
+    /// A root session in `database` that has run `sql` (say, `BEGIN; SELECT … FOR UPDATE;`) and holds
+    /// on to it, with any transaction and lock it opened, until `release()`.
+    public func holdSession(_ sql: String, database: String) throws -> HeldSession {
+        let input = Pipe(), output = Pipe()
+        let process = try Command.start("/usr/bin/mariadb", [
+            "--no-defaults", "--socket=\(directory.path("mysqld.sock"))", "--user=root", "--batch", "--skip-column-names",
+            "--unbuffered", database,
+        ], standardInput: input, standardOutput: output)
+        let session = HeldSession(process: process, input: input)
+        input.fileHandleForWriting.write(Data((sql + "\nSELECT 'held';\n").utf8))
+        let said = Self.read(output, until: "held\n", seconds: 30)
+        guard said.contains("held\n") else {
+            session.release()
+            throw Unavailable(description: "the held session did not run: \(said)")
+        }
+        return session
+    }
+
+    /// What `pipe` says until it has said `end`, it ends, or `seconds` pass.
+    private static func read(_ pipe: Pipe, until end: String, seconds: Double) -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        var text = ""
+        var chunk = [UInt8](repeating: 0, count: 512)
+        while !text.contains(end), Date() < deadline {
+            var ready = pollfd(fd: pipe.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) >= 0 else { break }
+            guard ready.revents != 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(ready.fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += String(decoding: chunk[0..<count], as: UTF8.self)
+        }
+        return text
+    }
+
     /// A new empty database for one test, so that tests sharing the server do not meet.
     public func createDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
         try rootSQL("CREATE DATABASE `\(name)`")
         return name
+    }
+}
+
+/// A `mariadb` client session kept open (see `MariaDBServer.holdSession`); ended at the latest when
+/// the value goes away, which rolls back what it left open.
+public final class HeldSession {
+    private let process: Process
+    private let input: Pipe
+    private var released = false
+
+    init(process: Process, input: Pipe) {
+        self.process = process
+        self.input = input
+    }
+
+    deinit { release() }
+
+    /// Ends the session: the client reads the end of its input and quits.
+    public func release() {
+        guard !released else { return }
+        released = true
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }
