@@ -13,33 +13,38 @@ import TestSupport
         let directory: TemporaryDirectory
         let list: String
 
-        init() throws {
+        /// 1 registered before its token died, 2 (the table's upper case) after, 3 at an unknown time,
+        /// 4 a BadDeviceToken row left by default, 5 of another app, 6 in no list.
+        static let table = """
+            CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+                                  topic VARCHAR(100) NOT NULL, registered_at DATETIME(6) NULL, dead_at DATETIME(3) NULL,
+                                  KEY (token));
+            INSERT INTO devices VALUES (1, 'aa01', 'com.example.app', '2025-12-22 16:46:28.278999', NULL),
+                                       (2, 'AA02', 'com.example.app', '2025-12-22 16:46:28.279000', NULL),
+                                       (3, 'aa03', 'com.example.app', NULL, NULL),
+                                       (4, 'bb01', 'com.example.app', NULL, NULL),
+                                       (5, 'aa01', 'com.example.other', NULL, NULL),
+                                       (6, 'cc01', 'com.example.app', NULL, NULL);
+            """
+
+        static let list = """
+            device_token,reason,status,unregistered_at,row
+            aa01,Unregistered,410,2025-12-22T16:46:28.279Z,1
+            aa02,Unregistered,410,2025-12-22T16:46:28.279Z,2
+            AA03,ExpiredToken,410,2025-12-22T16:46:28.279Z,3
+            bb01,BadDeviceToken,400,,4
+            dd01,Unregistered,410,2025-12-22T16:46:28.279Z,5
+            "'; DROP TABLE devices; --",Unregistered,410,,6
+
+            """
+
+        /// A database of its own on the suite's server holding `table`, and `list` in a file.
+        init(table: String = Setup.table, list text: String = Setup.list) throws {
             server = try #require(MariaDBServer.current, "the suite's MariaDB server")
             database = try server.createDatabase()
             directory = try TemporaryDirectory()
-            // 1 registered before its token died, 2 (the table's upper case) after, 3 at an unknown
-            // time, 4 a BadDeviceToken row left by default, 5 of another app, 6 in no list.
-            try server.rootSQL("""
-                CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(200) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-                                      topic VARCHAR(100) NOT NULL, registered_at DATETIME(6) NULL, dead_at DATETIME(3) NULL,
-                                      KEY (token));
-                INSERT INTO devices VALUES (1, 'aa01', 'com.example.app', '2025-12-22 16:46:28.278999', NULL),
-                                           (2, 'AA02', 'com.example.app', '2025-12-22 16:46:28.279000', NULL),
-                                           (3, 'aa03', 'com.example.app', NULL, NULL),
-                                           (4, 'bb01', 'com.example.app', NULL, NULL),
-                                           (5, 'aa01', 'com.example.other', NULL, NULL),
-                                           (6, 'cc01', 'com.example.app', NULL, NULL);
-                """, database: database)
-            list = try directory.write("dead-tokens.csv", """
-                device_token,reason,status,unregistered_at,row
-                aa01,Unregistered,410,2025-12-22T16:46:28.279Z,1
-                aa02,Unregistered,410,2025-12-22T16:46:28.279Z,2
-                AA03,ExpiredToken,410,2025-12-22T16:46:28.279Z,3
-                bb01,BadDeviceToken,400,,4
-                dd01,Unregistered,410,2025-12-22T16:46:28.279Z,5
-                "'; DROP TABLE devices; --",Unregistered,410,,6
-
-                """)
+            try server.rootSQL(table, database: database)
+            list = try directory.write("dead-tokens.csv", text)
         }
 
         @discardableResult

@@ -9,30 +9,24 @@ extension MariaDBCleanupCommandTests {
     @Suite struct Interruption {
         static let tokens = (1...40).map { String(format: "%064x", $0) }
 
-        let server: MariaDBServer
-        let database: String
-        let directory: TemporaryDirectory
-        let list: String
+        let setup: Setup
+        var server: MariaDBServer { setup.server }
+        var database: String { setup.database }
+        var directory: TemporaryDirectory { setup.directory }
 
         init() throws {
-            server = try #require(MariaDBServer.current, "the suite's MariaDB server")
-            database = try server.createDatabase()
-            directory = try TemporaryDirectory()
             let values = Self.tokens.enumerated().map { "(\($0.offset + 1), '\($0.element)')" }.joined(separator: ", ")
-            try server.rootSQL("""
+            let lines = Self.tokens.map { "\($0),Unregistered,410,2025-12-22T16:46:28.279Z," }
+            setup = try Setup(table: """
                 CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(100) NOT NULL, KEY (token));
                 INSERT INTO devices VALUES \(values);
-                """, database: database)
-            let lines = Self.tokens.map { "\($0),Unregistered,410,2025-12-22T16:46:28.279Z," }
-            list = try directory.write("dead.csv", "device_token,reason,status,unregistered_at,row\n" + lines.joined(separator: "\n") + "\n")
+                """, list: "device_token,reason,status,unregistered_at,row\n" + lines.joined(separator: "\n") + "\n")
         }
 
         func arguments(audit: String) -> [String] {
-            ["cleanup", "--dead-tokens", list, "--database", server.url(database: database), "--table", "devices",
+            ["cleanup", "--dead-tokens", setup.list, "--database", server.url(database: database), "--table", "devices",
              "--token-column", "token", "--batch-size", "1", "--audit-out", directory.path(audit)]
         }
-
-        func ids() throws -> String { try server.rootSQL("SELECT GROUP_CONCAT(id ORDER BY id) FROM devices", database: database) }
 
         func auditRows(_ name: String) throws -> [String] {
             Array(try String(contentsOfFile: directory.path(name), encoding: .utf8).split(separator: "\n").dropFirst().map(String.init))
@@ -67,11 +61,11 @@ extension MariaDBCleanupCommandTests {
             lock.release()
 
             #expect(try auditRows("first.csv").count == 24)
-            #expect(try ids() == (25...40).map(String.init).joined(separator: ",") + "\n")
+            #expect(try setup.ids() == (25...40).map(String.init).joined(separator: ",") + "\n")
             let rerun = try Binary.run(arguments(audit: "rerun.csv") + ["--json"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
             #expect(rerun.stdout.contains("\"affected\":16,"))
-            #expect(try ids() == "NULL\n")
+            #expect(try setup.ids() == "NULL\n")
             #expect(try auditRows("first.csv") + auditRows("rerun.csv")
                     == Self.tokens.enumerated().map { "\($0.offset + 1),\($0.element),Unregistered,2025-12-22T16:46:28.279Z,delete" })
         }
@@ -90,11 +84,11 @@ extension MariaDBCleanupCommandTests {
             #expect(stderr.contains("batch 25 of 40 failed: mysql://cleanup:***@127.0.0.1:\(server.port)/\(database): "), "\(stderr)")
             #expect(stderr.hasSuffix("24 batches (24 rows affected) were committed before it; rerun the same command to finish the job\n"))
             #expect(!stderr.contains(server.password))
-            #expect(try ids() == (25...40).map(String.init).joined(separator: ",") + "\n")
+            #expect(try setup.ids() == (25...40).map(String.init).joined(separator: ",") + "\n")
             let rerun = try Binary.run(arguments(audit: "rerun.csv") + ["--json"])
             #expect(rerun.status == 0, "\(rerun.stderr)")
             #expect(rerun.stdout.contains("\"affected\":16,"))
-            #expect(try ids() == "NULL\n")
+            #expect(try setup.ids() == "NULL\n")
         }
     }
 }
