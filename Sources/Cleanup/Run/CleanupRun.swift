@@ -43,12 +43,15 @@ public struct CleanupRun {
         do { try database.prepareScratch(for: plan) } catch {
             throw CleanupFailure("preparing the scratch table: \(error.description); nothing was changed", status: 2)
         }
+        // A dry run is itself the counting pass; a run counts first, changing nothing.
         if let limit = options.maxAffected, !options.dryRun {
             let wouldAffect = try pass(batches, changing: false, audit: { _ in }, progress: progress).affected
             guard wouldAffect <= limit else { throw Self.tooMany(wouldAffect, limit: limit) }
         }
         let counts = try pass(batches, changing: !options.dryRun, audit: audit, progress: progress)
-        if let limit = options.maxAffected, counts.affected > limit { throw Self.tooMany(counts.affected, limit: limit) }
+        if let limit = options.maxAffected, options.dryRun, counts.affected > limit {
+            throw Self.tooMany(counts.affected, limit: limit)
+        }
         return counts
     }
 

@@ -73,12 +73,14 @@ public final class SQLiteDatabase: CleanupDatabase {
             let mark = Self.quoted(column.name)
             let target = locators.map { "apns_bulk_target.\($0)" }.joined(separator: ", ")
             let runTime = plan.restrictions.count + 1
+            // The chosen rows first (MATERIALIZED), then each found by its locator: left to itself,
+            // SQLite's planner scans the whole table for UPDATE … FROM.
             applySQL = """
+                WITH m AS MATERIALIZED (SELECT \(located), coalesce(list_unregistered_at, ?\(runTime)) AS at \
+                FROM (\(select)) WHERE verdict IN ('affected', 'unjudged')) \
                 UPDATE \(table) AS apns_bulk_target SET \(mark) = \
                 strftime('%Y-%m-%dT%H:%M:%S', m.at / 1000, 'unixepoch') || printf('.%03dZ', m.at % 1000) \
-                FROM (SELECT \(located), coalesce(list_unregistered_at, ?\(runTime)) AS at FROM (\(select)) \
-                WHERE verdict IN ('affected', 'unjudged')) AS m \
-                WHERE (\(target)) = (\(locators.indices.map { "m.apns_bulk_loc\($0)" }.joined(separator: ", "))) \
+                FROM m WHERE (\(target)) = (\(locators.indices.map { "m.apns_bulk_loc\($0)" }.joined(separator: ", "))) \
                 AND apns_bulk_target.\(mark) IS NULL
                 """
         }
