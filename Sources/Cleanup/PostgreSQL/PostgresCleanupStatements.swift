@@ -1,0 +1,190 @@
+import Foundation
+
+/// The cleanup's statements: the scratch table, the matches with their verdicts, the delete or
+/// mark. The SQL holds only identifiers the catalog gave (quoted) and placeholders; each value is a
+/// text parameter.
+///
+/// The scratch table's `variant` column has the token column's own type (without its length: a
+/// longer token is only a value that matches nothing; `character` without one is `bpchar`) and
+/// collation, so `t.token = s.variant` is the column's own `=`: a join the table's btree index on
+/// the token column serves, one lookup per variant, instead of `lower(t.token)` on every row.
+extension PostgresDatabase {
+    static let scratch = "pg_temp.apns_bulk_scratch"
+    /// Rows per INSERT: 4 parameters each, well under libpq's 65,535.
+    static let rowsPerInsert = 1000
+
+    public func prepareScratch(for plan: CleanupPlan) throws(DatabaseError) {
+        let table = postgresQuoted(plan.table.table)
+        let type = try connection.execute("""
+            SELECT CASE WHEN base = 'pg_catalog.bpchar'::pg_catalog.regtype THEN 'bpchar'
+                        ELSE pg_catalog.format_type(base, NULL) END,
+                   CASE WHEN a.attcollation = 0 THEN ''
+                        ELSE ' COLLATE ' || pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.collname) END
+            FROM pg_catalog.pg_attribute a
+            JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+            CROSS JOIN LATERAL (SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END AS base) AS b
+            LEFT JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation
+            LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace
+            WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped
+            """, [table, plan.tokenColumn.name], what: "reading the type of \(plan.table.table).\(plan.tokenColumn.name)")
+        guard type.rowCount == 1, let variantType = type.value(0, 0) else {
+            throw DatabaseError(.statement, "PostgreSQL: \(plan.table.table) has no column \(plan.tokenColumn.name)")
+        }
+        try connection.execute("DROP TABLE IF EXISTS \(Self.scratch)", what: "dropping an earlier scratch table")
+        try connection.execute("""
+            CREATE TEMPORARY TABLE \(Self.scratch) (
+                variant \(variantType)\(type.value(0, 1) ?? "") NOT NULL, token text NOT NULL,
+                reason text NOT NULL, unregistered_at timestamptz)
+            """, what: "creating the scratch table")
+    }
+
+    public func fillScratch(_ entries: [ScratchEntry], for plan: CleanupPlan) throws(DatabaseError) {
+        try connection.execute("TRUNCATE \(Self.scratch)", what: "emptying the scratch table")
+        var rows: [[String?]] = []
+        // PostgreSQL text cannot hold a NUL, so such a token matches no row: it is left out.
+        for entry in entries where !entry.token.utf8.contains(0) {
+            let unregisteredAt = entry.unregisteredAt.map(Self.instantText)
+            for variant in entry.variants(caseInsensitiveColumn: plan.tokenColumn.caseInsensitive) {
+                rows.append([variant, entry.token, entry.reason, unregisteredAt])
+            }
+        }
+        var start = 0
+        while start < rows.count {
+            let chunk = rows[start..<min(start + Self.rowsPerInsert, rows.count)]
+            let placeholders = (0..<chunk.count).map { row in
+                "($\(row * 4 + 1), $\(row * 4 + 2), $\(row * 4 + 3), $\(row * 4 + 4))"
+            }
+            try connection.execute("""
+                INSERT INTO \(Self.scratch) (variant, token, reason, unregistered_at)
+                VALUES \(placeholders.joined(separator: ", "))
+                """, chunk.flatMap { $0 }, what: "filling the scratch table")
+            start += chunk.count
+        }
+        // The planner then knows the batch is small next to the table, and looks each token up.
+        try connection.execute("ANALYZE \(Self.scratch)", what: "analyzing the scratch table")
+    }
+
+    public func matches(_ plan: CleanupPlan, lockingRows: Bool) throws(DatabaseError) -> [MatchedRow] {
+        let statement = CleanupStatement(plan)
+        let keys = plan.keyColumns.count
+        let rows = try connection.execute(matchesSQL(plan, statement, lockingRows: lockingRows), statement.parameters,
+                                          what: "finding the batch's rows in \(plan.table.table)")
+        return try (0..<rows.rowCount).map { row throws(DatabaseError) in
+            let verdictText = rows.value(row, keys + 2) ?? ""
+            guard let verdict = MatchedRow.Verdict(rawValue: verdictText) else {
+                throw DatabaseError(.statement, "PostgreSQL: unexpected verdict \(verdictText)")
+            }
+            return MatchedRow(keys: (0..<keys).map { rows.value(row, $0) }, tableToken: rows.value(row, keys) ?? "",
+                              listToken: rows.value(row, keys + 1) ?? "", verdict: verdict)
+        }
+    }
+
+    /// The plan PostgreSQL makes for `matches` on the scratch table as it is now (for the tests
+    /// that the token column's index serves the join).
+    func explainMatches(_ plan: CleanupPlan) throws(DatabaseError) -> String {
+        let statement = CleanupStatement(plan)
+        let rows = try connection.execute("EXPLAIN " + matchesSQL(plan, statement, lockingRows: true), statement.parameters,
+                                          what: "explaining the matches in \(plan.table.table)")
+        return (0..<rows.rowCount).compactMap { rows.value($0, 0) }.joined(separator: "\n")
+    }
+
+    private func matchesSQL(_ plan: CleanupPlan, _ statement: CleanupStatement, lockingRows: Bool) -> String {
+        let columns = plan.keyColumns.map { "t.\(postgresQuoted($0.name))::text" }
+            + ["t.\(postgresQuoted(plan.tokenColumn.name))::text", "s.token", statement.verdict]
+        return """
+            SELECT \(columns.joined(separator: ", "))
+            FROM \(postgresQuoted(plan.table.table)) AS t JOIN \(Self.scratch) AS s ON \(statement.join)
+            WHERE \(statement.restriction)\(lockingRows ? " FOR UPDATE OF t" : "")
+            """
+    }
+
+    public func apply(_ plan: CleanupPlan, runTime: Int64) throws(DatabaseError) -> Int {
+        let statement = CleanupStatement(plan)
+        let table = postgresQuoted(plan.table.table)
+        switch plan.action {
+        case .delete:
+            return try connection.execute("""
+                DELETE FROM \(table) AS t USING \(Self.scratch) AS s
+                WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
+                """, statement.parameters, what: "deleting the batch's rows from \(plan.table.table)").changedRows
+        case .mark(let column):
+            let runTimeParameter = "$\(statement.parameters.count + 1)::timestamptz"
+            return try connection.execute("""
+                UPDATE \(table) AS t SET \(postgresQuoted(column.name)) = COALESCE(s.unregistered_at, \(runTimeParameter))
+                FROM \(Self.scratch) AS s
+                WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
+                """, statement.parameters + [Self.instantText(runTime)],
+                what: "marking the batch's rows in \(plan.table.table)").changedRows
+        }
+    }
+
+    /// Unix milliseconds as PostgreSQL reads a `timestamptz` exactly (`2025-12-22 16:46:28.279+00`),
+    /// with no floating point on the way: a registered-at equal to it stays equal.
+    static func instantText(_ milliseconds: Int64) -> String {
+        let (days, dayMilliseconds) = milliseconds.floorDivided(by: 86_400_000)
+        // Howard Hinnant's civil_from_days: the proleptic Gregorian date of a day since 1970-01-01.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let seconds = dayMilliseconds / 1000
+        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2)) \(padded(seconds / 3600, 2)):"
+            + "\(padded(seconds / 60 % 60, 2)):\(padded(seconds % 60, 2)).\(padded(dayMilliseconds % 1000, 3))+00"
+    }
+}
+
+/// The parts of `matches` and `apply` that must say the same thing: the join, the plan's
+/// restrictions, and which rows change — the rows whose verdict is `affected` or `unjudged`.
+private struct CleanupStatement {
+    let join: String
+    let restriction: String
+    let parameters: [String?]
+    let verdict: String
+    let changes: String
+
+    init(_ plan: CleanupPlan) {
+        join = "t.\(postgresQuoted(plan.tokenColumn.name)) = s.variant"
+        restriction = plan.restrictions.isEmpty ? "TRUE" : plan.restrictions.enumerated()
+            .map { "t.\(postgresQuoted($0.element.column.name)) = $\($0.offset + 1)" }.joined(separator: " AND ")
+        parameters = plan.restrictions.map(\.value)
+        // Instants compared as instants: a `timestamp` column is read in the session's UTC.
+        let ruleAffects = plan.registeredAtColumn.map { column in
+            "(t.\(postgresQuoted(column.name)) IS NULL OR t.\(postgresQuoted(column.name)) < s.unregistered_at)"
+        } ?? "TRUE"
+        var verdict = "CASE"
+        var changes = "(s.unregistered_at IS NULL OR \(ruleAffects))"
+        if case .mark(let column) = plan.action {
+            verdict += " WHEN t.\(postgresQuoted(column.name)) IS NOT NULL THEN 'alreadyMarked'"
+            changes = "t.\(postgresQuoted(column.name)) IS NULL AND \(changes)"
+        }
+        verdict += " WHEN s.unregistered_at IS NULL THEN 'unjudged' WHEN \(ruleAffects) THEN 'affected' ELSE 'kept' END"
+        self.verdict = verdict
+        self.changes = changes
+    }
+}
+
+/// An identifier as PostgreSQL reads it verbatim: in double quotes, each double quote doubled.
+private func postgresQuoted(_ identifier: String) -> String {
+    "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+}
+
+private func postgresQuoted(_ table: TableName) -> String {
+    table.schema.map { "\(postgresQuoted($0)).\(postgresQuoted(table.name))" } ?? postgresQuoted(table.name)
+}
+
+private extension Int64 {
+    /// Quotient and remainder rounded toward negative infinity (the remainder is never negative).
+    func floorDivided(by divisor: Int64) -> (Int64, Int64) {
+        let remainder = self % divisor
+        return remainder < 0 ? (self / divisor - 1, remainder + divisor) : (self / divisor, remainder)
+    }
+}
