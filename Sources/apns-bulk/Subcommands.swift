@@ -8,4 +8,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     TokenCommand.self,
     GenCommand.self,
     FeedbackCommand.self,
+    CleanupCommand.self,
 ]

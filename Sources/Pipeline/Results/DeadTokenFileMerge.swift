@@ -6,8 +6,7 @@ import Foundation
 /// kept (a dated line beats an undated one; on a tie the newer one wins), in order of first
 /// appearance. Lines already in the file keep their text.
 public struct DeadTokenFileMerge {
-    private var order: [String] = []
-    private var kept: [String: (unregisteredAt: String, line: String)] = [:]
+    private var kept = LatestDeadTokens<String>()
     /// Lines read from the existing file.
     public private(set) var existingLines = 0
 
@@ -35,7 +34,7 @@ public struct DeadTokenFileMerge {
                 throw Problem(description: "\(path): the line \"\(line)\" does not have the 5 columns of the header")
             }
             existingLines += 1
-            keep(token: fields[0], unregisteredAt: fields[3], line: line)
+            kept.keep(token: fields[0], unregisteredAt: ISO8601.milliseconds(fields[3]), line: line)
         }
     }
 
@@ -44,38 +43,31 @@ public struct DeadTokenFileMerge {
     @discardableResult
     public mutating func add(_ tuple: FeedbackTuple) -> Bool {
         let token = tuple.hexToken
-        let at = ISO8601.format(milliseconds: Int64(tuple.time) * 1000)
-        let isNew = kept[token] == nil
-        keep(token: token, unregisteredAt: at, line: "\(token),Unregistered,,\(at),")
-        return isNew
+        let milliseconds = Int64(tuple.time) * 1000
+        let at = ISO8601.format(milliseconds: milliseconds)
+        return kept.keep(token: token, unregisteredAt: milliseconds, line: "\(token),Unregistered,,\(at),")
     }
 
     /// Distinct tokens in the list.
-    public var count: Int { order.count }
+    public var count: Int { kept.count }
 
     /// Writes the merged list (a new file renamed over the old one).
     public func write(to path: String) throws(OutputFileError) {
         var out = Array(DeadTokenReport.header.utf8)
-        for token in order {
-            guard let entry = kept[token] else { continue }
-            out += Array(entry.line.utf8)
+        for line in kept.lines {
+            out += Array(line.utf8)
             out.append(UInt8(ascii: "\n"))
         }
         try OutputFile.write(out, to: path, atomically: true)
     }
 
-    /// ISO 8601 texts of one format sort as their instants do; empty sorts first.
-    private mutating func keep(token: String, unregisteredAt: String, line: String) {
-        if let previous = kept[token] {
-            if unregisteredAt >= previous.unregisteredAt { kept[token] = (unregisteredAt, line) }
-        } else {
-            order.append(token)
-            kept[token] = (unregisteredAt, line)
-        }
-    }
-
     /// A CSV line's fields (RFC 4180 quotes, as `CSVText.appendField` writes them).
     static func fields(_ line: String) -> [String] {
+        // Without a quote a line is its commas' pieces: split as bytes, the common case made fast.
+        if !line.utf8.contains(UInt8(ascii: "\"")) {
+            return line.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false)
+                .map { String(decoding: $0.filter { $0 != UInt8(ascii: "\r") }, as: UTF8.self) }
+        }
         var fields: [String] = []
         var field = ""
         var quoted = false

@@ -26,8 +26,7 @@ public struct ResultLogTally: Sendable {
 /// The merged cleanup list over several logs (shards): one line per device token, keeping the
 /// record with the latest `unregistered_at` (a 410 beats a 400; on a tie the later record wins).
 public final class DeadTokenMerge {
-    private var order: [String] = []
-    private var kept: [String: ResultRecord] = [:]
+    private var kept = LatestDeadTokens<ResultRecord>()
 
     /// An empty list.
     public init() {}
@@ -35,26 +34,19 @@ public final class DeadTokenMerge {
     /// Keeps `record` when it is a dead token newer than the one kept for its token.
     public func add(_ record: ResultRecord) {
         guard record.outcome.isDeadToken else { return }
-        guard let previous = kept[record.deviceToken] else {
-            order.append(record.deviceToken)
-            kept[record.deviceToken] = record
-            return
-        }
-        if (record.unregisteredAt ?? Int64.min) >= (previous.unregisteredAt ?? Int64.min) {
-            kept[record.deviceToken] = record
-        }
+        kept.keep(token: record.deviceToken, unregisteredAt: record.unregisteredAt, line: record)
     }
 
     /// Distinct dead tokens kept.
-    public var count: Int { order.count }
+    public var count: Int { kept.count }
 
     /// The kept records, in order of first appearance.
-    public var records: [ResultRecord] { order.compactMap { kept[$0] } }
+    public var records: [ResultRecord] { kept.lines }
 
     /// Writes the merged list as a dead-tokens.csv.
     public func write(to path: String) throws(OutputFileError) {
         let report = try DeadTokenReport(path: path)
-        for token in order { if let record = kept[token] { try report.add(record) } }
+        for record in kept.lines { try report.add(record) }
         try report.close()
     }
 }

@@ -48,6 +48,14 @@ enum HelpExamples {
             ("From an in-house relay that still serves it, with a .p12:",
              "apns-bulk feedback --endpoint relay.internal:2196 --p12-file push.p12 --p12-password-env P12_PASSWORD --out dead.csv"),
         ],
+        "cleanup": [
+            ("What last night's list would delete by Apple's rule, changing nothing:",
+             "apns-bulk cleanup --dead-tokens dead-tokens.csv --database sqlite:app.db --table devices --token-column token --registered-at-column updated_at --dry-run"),
+            ("PostgreSQL, the password in a Secret file, at most 5,000 rows, audited:",
+             "apns-bulk cleanup --dead-tokens dead-tokens.csv --database postgresql://app@db.internal/app --password-file /run/secrets/db-password --table app.devices --token-column token --registered-at-column registered_at --max-affected 5000 --audit-out cleanup-audit.csv"),
+            ("Mark rows instead of deleting them, for one app and environment:",
+             "apns-bulk cleanup --dead-tokens dead.csv --database mysql://app@127.0.0.1/app --password-env DB_PASSWORD --table devices --token-column token --mark unregistered_at --topic-column bundle_id --topic com.example.app --environment-column env --environment production"),
+        ],
         "gen": [
             ("A million rows, zstd-compressed, for a benchmark:",
              "apns-bulk gen --rows 1000000 --out campaign.csv.zst"),

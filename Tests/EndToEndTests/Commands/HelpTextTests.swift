@@ -6,7 +6,7 @@ import TestSupport
 /// sentences: no line wider, no line break of our own in mid-sentence (ArgumentParser wraps
 /// paragraphs itself, but keeps every newline it is given), no parenthesis split across lines.
 @Suite struct HelpTextTests {
-    static let commands: [[String]] = [[], ["send"], ["mock-server"], ["report"], ["token"], ["gen"], ["feedback"]]
+    static let commands: [[String]] = [[], ["send"], ["mock-server"], ["report"], ["token"], ["gen"], ["feedback"], ["cleanup"]]
 
     static func help(_ command: [String]) throws -> String {
         var environment = ProcessInfo.processInfo.environment
