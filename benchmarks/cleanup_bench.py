@@ -16,6 +16,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 import datetime
 
 TABLE_ROWS = int(os.environ.get("BENCH_CLEANUP_ROWS", "1000000"))
@@ -46,15 +47,16 @@ def write_list(work):
 
 
 class PostgresCluster:
-    """initdb + pg_ctl into `directory`, as `postgres` when root (PostgreSQL refuses root)."""
+    """initdb + pg_ctl into a directory of its own under /tmp (the run's directory is root's alone),
+    as `postgres` when root (PostgreSQL refuses root); `stop()` removes it."""
 
-    def __init__(self, directory, port):
+    def __init__(self, port):
         bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
         if not bins:
             raise RuntimeError("no PostgreSQL server in /usr/lib/postgresql; `make bench-deps` installs it")
+        directory = tempfile.mkdtemp(prefix="apns-bulk-bench-pg-")
         self.bin, self.dir, self.port = os.path.dirname(bins[-1]), directory, port
         self.password = "bench-" + os.urandom(6).hex()
-        os.makedirs(directory)
         with open(os.path.join(directory, "password"), "w") as f:
             f.write(self.password)
         if os.getuid() == 0:
@@ -74,7 +76,9 @@ class PostgresCluster:
 
     def _as_server(self, argv):
         prefix = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
-        subprocess.run(prefix + [os.path.join(self.bin, argv[0])] + argv[1:], check=True, capture_output=True)
+        p = subprocess.run(prefix + [os.path.join(self.bin, argv[0])] + argv[1:], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"{argv[0]} exited {p.returncode}: {p.stderr[-2000:]}")
 
     def sql(self, statements):
         return subprocess.run([os.path.join(self.bin, "psql"), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
@@ -86,7 +90,10 @@ class PostgresCluster:
         return dict(os.environ, PGPASSWORD=self.password)
 
     def stop(self):
-        self._as_server(["pg_ctl", "stop", "-D", self.data, "-m", "immediate", "-w"])
+        try:
+            self._as_server(["pg_ctl", "stop", "-D", self.data, "-m", "immediate", "-w"])
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def fill_postgres(cluster):
@@ -128,7 +135,7 @@ def scenario_cleanup(work, results, bin_path, runs, timed, log, free_port):
         f"PostgreSQL and SQLite, {runs} runs each")
     dead_list, expected = write_list(work)
     pg_runs, sqlite_runs = [], []
-    cluster = PostgresCluster(os.path.join(work, "postgresql"), free_port())
+    cluster = PostgresCluster(free_port())
     try:
         for i in range(runs):
             fill_postgres(cluster)
