@@ -43,7 +43,7 @@ extension PostgresDatabase {
         var rows: [[String?]] = []
         // PostgreSQL text cannot hold a NUL, so such a token matches no row: it is left out.
         for entry in entries where !entry.token.utf8.contains(0) {
-            let unregisteredAt = entry.unregisteredAt.map(Self.instantText)
+            let unregisteredAt = entry.unregisteredAt.map { String($0) }
             for variant in entry.variants(caseInsensitiveColumn: plan.tokenColumn.caseInsensitive) {
                 rows.append([variant, entry.token, entry.reason, unregisteredAt])
             }
@@ -52,7 +52,7 @@ extension PostgresDatabase {
         while start < rows.count {
             let chunk = rows[start..<min(start + Self.rowsPerInsert, rows.count)]
             let placeholders = (0..<chunk.count).map { row in
-                "($\(row * 4 + 1), $\(row * 4 + 2), $\(row * 4 + 3), $\(row * 4 + 4))"
+                "($\(row * 4 + 1), $\(row * 4 + 2), $\(row * 4 + 3), \(Self.instant(parameter: row * 4 + 4)))"
             }
             try connection.execute("""
                 INSERT INTO \(Self.scratch) (variant, token, reason, unregistered_at)
@@ -108,37 +108,20 @@ extension PostgresDatabase {
                 WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
                 """, statement.parameters, what: "deleting the batch's rows from \(plan.table.table)").changedRows
         case .mark(let column):
-            let runTimeParameter = "$\(statement.parameters.count + 1)::timestamptz"
+            let runTimeParameter = Self.instant(parameter: statement.parameters.count + 1)
             return try connection.execute("""
                 UPDATE \(table) AS t SET \(postgresQuoted(column.name)) = COALESCE(s.unregistered_at, \(runTimeParameter))
                 FROM \(Self.scratch) AS s
                 WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
-                """, statement.parameters + [Self.instantText(runTime)],
+                """, statement.parameters + [String(runTime)],
                 what: "marking the batch's rows in \(plan.table.table)").changedRows
         }
     }
 
-    /// Unix milliseconds as PostgreSQL reads a `timestamptz` exactly (`2025-12-22 16:46:28.279+00`),
-    /// with no floating point on the way: a registered-at equal to it stays equal.
-    static func instantText(_ milliseconds: Int64) -> String {
-        let (days, dayMilliseconds) = milliseconds.floorDivided(by: 86_400_000)
-        // Howard Hinnant's civil_from_days: the proleptic Gregorian date of a day since 1970-01-01.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func padded(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        let seconds = dayMilliseconds / 1000
-        return "\(padded(year, 4))-\(padded(month, 2))-\(padded(day, 2)) \(padded(seconds / 3600, 2)):"
-            + "\(padded(seconds / 60 % 60, 2)):\(padded(seconds % 60, 2)).\(padded(dayMilliseconds % 1000, 3))+00"
+    /// The `timestamptz` of parameter `$n`, Unix milliseconds as text: whole seconds (exact in a
+    /// double) plus the milliseconds as an interval, so a registered-at equal to it stays equal.
+    static func instant(parameter n: Int) -> String {
+        "(pg_catalog.to_timestamp(($\(n)::bigint / 1000)::float8) + ($\(n)::bigint % 1000) * interval '1 millisecond')"
     }
 }
 
@@ -179,12 +162,4 @@ private func postgresQuoted(_ identifier: String) -> String {
 
 private func postgresQuoted(_ table: TableName) -> String {
     table.schema.map { "\(postgresQuoted($0)).\(postgresQuoted(table.name))" } ?? postgresQuoted(table.name)
-}
-
-private extension Int64 {
-    /// Quotient and remainder rounded toward negative infinity (the remainder is never negative).
-    func floorDivided(by divisor: Int64) -> (Int64, Int64) {
-        let remainder = self % divisor
-        return remainder < 0 ? (self / divisor - 1, remainder + divisor) : (self / divisor, remainder)
-    }
 }
