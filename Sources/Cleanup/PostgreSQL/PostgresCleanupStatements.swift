@@ -10,8 +10,6 @@ import Foundation
 /// the token column serves, one lookup per variant, instead of `lower(t.token)` on every row.
 extension PostgresDatabase {
     static let scratch = "pg_temp.apns_bulk_scratch"
-    /// Rows per INSERT: 4 parameters each, well under libpq's 65,535.
-    static let rowsPerInsert = 1000
 
     public func prepareScratch(for plan: CleanupPlan) throws(DatabaseError) {
         let table = postgresQuoted(plan.table.table)
@@ -40,28 +38,43 @@ extension PostgresDatabase {
 
     public func fillScratch(_ entries: [ScratchEntry], for plan: CleanupPlan) throws(DatabaseError) {
         try connection.execute("TRUNCATE \(Self.scratch)", what: "emptying the scratch table")
-        var rows: [[String?]] = []
+        var variants: [String?] = [], tokens: [String?] = [], reasons: [String?] = [], instants: [String?] = []
         // PostgreSQL text cannot hold a NUL, so such a token matches no row: it is left out.
         for entry in entries where !entry.token.utf8.contains(0) {
-            let unregisteredAt = entry.unregisteredAt.map { String($0) }
             for variant in entry.variants(caseInsensitiveColumn: plan.tokenColumn.caseInsensitive) {
-                rows.append([variant, entry.token, entry.reason, unregisteredAt])
+                variants.append(variant)
+                tokens.append(entry.token)
+                reasons.append(entry.reason)
+                instants.append(entry.unregisteredAt.map { String($0) })
             }
         }
-        var start = 0
-        while start < rows.count {
-            let chunk = rows[start..<min(start + Self.rowsPerInsert, rows.count)]
-            let placeholders = (0..<chunk.count).map { row in
-                "($\(row * 4 + 1), $\(row * 4 + 2), $\(row * 4 + 3), \(Self.instant(parameter: row * 4 + 4)))"
-            }
-            try connection.execute("""
-                INSERT INTO \(Self.scratch) (variant, token, reason, unregistered_at)
-                VALUES \(placeholders.joined(separator: ", "))
-                """, chunk.flatMap { $0 }, what: "filling the scratch table")
-            start += chunk.count
-        }
+        // One statement of four parameters, each an array of the batch's values: parsed and
+        // planned once, where a VALUES row per variant cost more than the join itself.
+        try connection.execute("""
+            INSERT INTO \(Self.scratch) (variant, token, reason, unregistered_at)
+            SELECT v, t, r, \(Self.instant("u"))
+            FROM ROWS FROM (pg_catalog.unnest($1::text[]), pg_catalog.unnest($2::text[]), pg_catalog.unnest($3::text[]),
+                            pg_catalog.unnest($4::bigint[])) AS x(v, t, r, u)
+            """, [variants, tokens, reasons, instants].map(Self.arrayLiteral), what: "filling the scratch table")
         // The planner then knows the batch is small next to the table, and looks each token up.
         try connection.execute("ANALYZE \(Self.scratch)", what: "analyzing the scratch table")
+    }
+
+    /// `values` as a PostgreSQL array's text form, a parameter's value: each element in double
+    /// quotes with its quotes and backslashes escaped, nil as NULL.
+    static func arrayLiteral(_ values: [String?]) -> String {
+        var literal = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal.append(",") }
+            guard let value else { literal.append("NULL"); continue }
+            literal.append("\"")
+            for character in value.unicodeScalars {
+                if character == "\"" || character == "\\" { literal.append("\\") }
+                literal.unicodeScalars.append(character)
+            }
+            literal.append("\"")
+        }
+        return literal + "}"
     }
 
     public func matches(_ plan: CleanupPlan, lockingRows: Bool) throws(DatabaseError) -> [MatchedRow] {
@@ -108,7 +121,7 @@ extension PostgresDatabase {
                 WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
                 """, statement.parameters, what: "deleting the batch's rows from \(plan.table.table)").changedRows
         case .mark(let column):
-            let runTimeParameter = Self.instant(parameter: statement.parameters.count + 1)
+            let runTimeParameter = Self.instant("$\(statement.parameters.count + 1)::bigint")
             return try connection.execute("""
                 UPDATE \(table) AS t SET \(postgresQuoted(column.name)) = COALESCE(s.unregistered_at, \(runTimeParameter))
                 FROM \(Self.scratch) AS s
@@ -118,10 +131,10 @@ extension PostgresDatabase {
         }
     }
 
-    /// The `timestamptz` of parameter `$n`, Unix milliseconds as text: whole seconds (exact in a
-    /// double) plus the milliseconds as an interval, so a registered-at equal to it stays equal.
-    static func instant(parameter n: Int) -> String {
-        "(pg_catalog.to_timestamp(($\(n)::bigint / 1000)::float8) + ($\(n)::bigint % 1000) * interval '1 millisecond')"
+    /// The `timestamptz` of `milliseconds` (a `bigint` of Unix milliseconds): whole seconds (exact
+    /// in a double) plus the milliseconds as an interval, so a registered-at equal to it stays equal.
+    static func instant(_ milliseconds: String) -> String {
+        "(pg_catalog.to_timestamp((\(milliseconds) / 1000)::float8) + (\(milliseconds) % 1000) * interval '1 millisecond')"
     }
 }
 
