@@ -63,18 +63,20 @@ extension PostgresDatabase {
     /// `values` as a PostgreSQL array's text form, a parameter's value: each element in double
     /// quotes with its quotes and backslashes escaped, nil as NULL.
     static func arrayLiteral(_ values: [String?]) -> String {
-        var literal = "{"
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(values.reduce(2) { $0 + ($1?.utf8.count ?? 4) + 3 })
         for (index, value) in values.enumerated() {
-            if index > 0 { literal.append(",") }
-            guard let value else { literal.append("NULL"); continue }
-            literal.append("\"")
-            for character in value.unicodeScalars {
-                if character == "\"" || character == "\\" { literal.append("\\") }
-                literal.unicodeScalars.append(character)
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            guard let value else { literal += "NULL".utf8; continue }
+            literal.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { literal.append(UInt8(ascii: "\\")) }
+                literal.append(byte)
             }
-            literal.append("\"")
+            literal.append(UInt8(ascii: "\""))
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 
     public func matches(_ plan: CleanupPlan, lockingRows: Bool) throws(DatabaseError) -> [MatchedRow] {

@@ -95,7 +95,7 @@ private func withCStrings<Result>(_ strings: [String?], _ body: (UnsafePointer<U
     let offsets: [Int?] = strings.map { string in
         guard let string else { return nil }
         let offset = buffer.count
-        buffer.append(contentsOf: string.utf8.map { CChar(bitPattern: $0) })
+        buffer.append(contentsOf: string.utf8.lazy.map { CChar(bitPattern: $0) })
         buffer.append(0)
         return offset
     }
