@@ -94,13 +94,17 @@ extension PostgresDatabase {
         }
     }
 
-    /// The plan PostgreSQL makes for `matches` on the scratch table as it is now (for the tests
-    /// that the token column's index serves the join).
-    func explainMatches(_ plan: CleanupPlan) throws(DatabaseError) -> String {
+    /// The plans PostgreSQL makes for `matches` and for `apply` on the scratch table as it is now
+    /// (for the test that the token column's index serves both joins).
+    func explain(_ plan: CleanupPlan) throws(DatabaseError) -> (matches: String, apply: String) {
         let statement = CleanupStatement(plan)
-        let rows = try connection.execute("EXPLAIN " + matchesSQL(plan, statement, lockingRows: true), statement.parameters,
-                                          what: "explaining the matches in \(plan.table.table)")
-        return (0..<rows.rowCount).compactMap { rows.value($0, 0) }.joined(separator: "\n")
+        let (applySQL, applyParameters) = self.applySQL(plan, statement, runTime: 0)
+        func explained(_ sql: String, _ parameters: [String?]) throws(DatabaseError) -> String {
+            let rows = try connection.execute("EXPLAIN " + sql, parameters, what: "explaining a statement on \(plan.table.table)")
+            return (0..<rows.rowCount).compactMap { rows.value($0, 0) }.joined(separator: "\n")
+        }
+        return (try explained(matchesSQL(plan, statement, lockingRows: true), statement.parameters),
+                try explained(applySQL, applyParameters))
     }
 
     private func matchesSQL(_ plan: CleanupPlan, _ statement: CleanupStatement, lockingRows: Bool) -> String {
@@ -114,22 +118,23 @@ extension PostgresDatabase {
     }
 
     public func apply(_ plan: CleanupPlan, runTime: Int64) throws(DatabaseError) -> Int {
-        let statement = CleanupStatement(plan)
+        let (sql, parameters) = applySQL(plan, CleanupStatement(plan), runTime: runTime)
+        let what = plan.action == .delete ? "deleting the batch's rows from" : "marking the batch's rows in"
+        return try connection.execute(sql, parameters, what: "\(what) \(plan.table.table)").changedRows
+    }
+
+    private func applySQL(_ plan: CleanupPlan, _ statement: CleanupStatement, runTime: Int64) -> (String, [String?]) {
         let table = postgresQuoted(plan.table.table)
+        let condition = "\(statement.join) AND \(statement.restriction) AND \(statement.changes)"
         switch plan.action {
         case .delete:
-            return try connection.execute("""
-                DELETE FROM \(table) AS t USING \(Self.scratch) AS s
-                WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
-                """, statement.parameters, what: "deleting the batch's rows from \(plan.table.table)").changedRows
+            return ("DELETE FROM \(table) AS t USING \(Self.scratch) AS s WHERE \(condition)", statement.parameters)
         case .mark(let column):
             let runTimeParameter = Self.instant("$\(statement.parameters.count + 1)::bigint")
-            return try connection.execute("""
+            return ("""
                 UPDATE \(table) AS t SET \(postgresQuoted(column.name)) = COALESCE(s.unregistered_at, \(runTimeParameter))
-                FROM \(Self.scratch) AS s
-                WHERE \(statement.join) AND \(statement.restriction) AND \(statement.changes)
-                """, statement.parameters + [String(runTime)],
-                what: "marking the batch's rows in \(plan.table.table)").changedRows
+                FROM \(Self.scratch) AS s WHERE \(condition)
+                """, statement.parameters + [String(runTime)])
         }
     }
 

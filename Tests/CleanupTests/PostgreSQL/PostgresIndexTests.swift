@@ -3,9 +3,10 @@ import Testing
 
 extension PostgresTests {
     /// The batch's join is the token column's own `=`, so the table's btree index on that column
-    /// serves it: one index lookup per token variant, not `lower(token)` computed on every row.
+    /// serves it, in the locking SELECT and in the DELETE alike: one index lookup per token variant,
+    /// not `lower(token)` computed on every row.
     @Suite struct IndexTests {
-        @Test func matchingABatchLooksTokensUpInTheTokenIndex() throws {
+        @Test func matchingAndDeletingABatchLookTokensUpInTheTokenIndex() throws {
             let fixture = try PostgresFixture()
             try fixture.server.sql("""
                 CREATE TABLE \(fixture.table) (id bigserial PRIMARY KEY, token text NOT NULL, topic text NOT NULL,
@@ -23,11 +24,13 @@ extension PostgresTests {
             try database.begin()
             try database.fillScratch(tokens.map { ScratchEntry(token: String($0), reason: "Unregistered", unregisteredAt: 0) },
                                      for: plan)
-            let explained = try database.explainMatches(plan)
+            let explained = try database.explain(plan)
             try database.rollback()
-            #expect(explained.contains("Index Scan using \(fixture.table)_token on \(fixture.table) t"), "\(explained)")
-            #expect(!explained.contains("Seq Scan on \(fixture.table)"), "\(explained)")
-            #expect(!explained.lowercased().contains("lower("), "\(explained)")
+            for plan in [explained.matches, explained.apply] {
+                #expect(plan.contains("Index Scan using \(fixture.table)_token on \(fixture.table) t"), "\(plan)")
+                #expect(!plan.contains("Seq Scan on \(fixture.table)"), "\(plan)")
+                #expect(!plan.lowercased().contains("lower("), "\(plan)")
+            }
         }
     }
 }
