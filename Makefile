@@ -11,6 +11,8 @@ DEB_PACKAGES += libpq-dev libsqlite3-dev libmariadb-dev
 BENCH_DEB_PACKAGES := time util-linux python3 python3-venv openssl
 # Scenario 7 (issue 20's instructions per row): callgrind, on a copy of the binary without debug info (objcopy).
 BENCH_DEB_PACKAGES += valgrind binutils
+# Scenario 11 (issue 33's cleanup): a private PostgreSQL cluster (psql, initdb), SQLite files.
+BENCH_DEB_PACKAGES += postgresql sqlite3
 # What only the tests need on top: faketime runs `send` with a clock behind APNs'.
 TEST_DEB_PACKAGES := faketime
 # promtool (Debian prometheus) and the real Pushgateway for the metrics tests.
