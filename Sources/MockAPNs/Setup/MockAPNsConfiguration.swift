@@ -56,7 +56,7 @@ public struct MockAPNsConfiguration: Sendable {
     public var topics: Set<String> = []
     /// Dead tokens (lowercase hex) and the 410 timestamp (ms) of each.
     public var unregistered: [String: Int64] = [:]
-    /// Scripted answers by device token (lowercase hex).
+    /// Scripted answers by device token (lowercase hex), or by channel id (as written) for broadcasts.
     public var scripted: [String: ScriptedAnswer] = [:]
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is authorized (`--max-streams`).
     public var maxStreams = 1000
@@ -95,6 +95,20 @@ public struct MockAPNsConfiguration: Sendable {
     public var startedAtMilliseconds: Int64 = 0
     /// The environment played (`--environment`): in sandbox every answer carries `apns-unique-id`.
     public var environment: MockAPNsEnvironment = .production
+    /// Where channel management listens when it has a listener of its own (`--management-listen`),
+    /// as Apple's management hosts are apart from the push hosts; nil: the one listener serves
+    /// device pushes, broadcasts and channel management. Port 0 picks a free port.
+    public var managementAddress: SocketAddress?
+    /// Channels per app the mock keeps (`--max-channels`; Apple's limit by default); one more
+    /// create is 400 CannotCreateChannelConfig.
+    public var maxChannelsPerApp = BroadcastRules.maxChannelsPerApp
+    /// A broadcast to any well-formed channel id is taken as to a channel that stores the most
+    /// recent message, created or not: for `broadcast --endpoint mock`, whose embedded mock starts
+    /// with no channel. Read and delete still know only the channels created.
+    public var admitAnyChannel = false
+    /// Apps whose broadcast capability is not enabled (`--broadcast-disabled-app`): their
+    /// broadcasts and channel requests are answered 400 FeatureNotEnabled.
+    public var broadcastDisabledApps: Set<String> = []
 
     /// The defaults: loopback, any port, an ephemeral CA, any token, no faults.
     public init() {}
