@@ -117,5 +117,6 @@ func verdict(_ decoded: RowDecoder.Decoded) -> String {
     switch decoded {
     case .send(let job): "send \(job.deviceToken.count)-byte token, \(job.payload(runPayload: []).count)-byte payload"
     case .rejected(let reason): "rejected: \(reason)"
+    case .breaksLiveActivityRule(let rule): "rejected: InvalidPayload (\(rule))"
     }
 }

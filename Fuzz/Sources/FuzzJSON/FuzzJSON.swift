@@ -5,7 +5,8 @@ import FuzzSupport
 /// The RFC 8259 validator every payload goes through, and the APNs error-body reader built on it.
 /// Besides not crashing: `isJSONObject` agrees with `validate` and the first byte, an error's offset
 /// lies within the input, any body the reader accepts survives `encoded()` and a second read, and
-/// the portable block tests (`SWARBlocks`, other machines' path) give the native verdict.
+/// the portable block tests (`SWARBlocks`, other machines' path) give the native verdict. The Live
+/// Activity rules' reader (`LiveActivityPayload`) reads any bytes without reading past them.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -21,5 +22,6 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let again = ErrorBody(decoding: body.encoded())
         fuzzCheck(again == body, "ErrorBody round trip: \(body) became \(String(describing: again))")
     }
+    _ = LiveActivityPayload(buffer: bytes).brokenRule(route: .deviceToken)
     return 0
 }

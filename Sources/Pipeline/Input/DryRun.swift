@@ -33,6 +33,7 @@ extension Campaign {
         let columns = columns ?? Self.groupColumns(configuration)
         if router != nil, CampaignShared.labelsRecords(configuration) { log.labels = RecordLabels(configuration: configuration) }
         var noCredentials = NoCredentialsTally()
+        var liveActivityRules = LiveActivityRuleNotes()
         let warn = { @Sendable (line: String) in
             let bytes = Array(((configuration.showProgress ? "\r" : "") + line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
@@ -65,6 +66,10 @@ extension Campaign {
                     case .rejected(let reason):
                         record(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                          outcome: .rejected, reason: reason))
+                    case .breaksLiveActivityRule(let rule):
+                        record(liveActivityRules.record(row: batch.number(at: index),
+                                                        deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                                        breaking: rule, warn: warn))
                     case .send(let job):
                         if let duplicates,
                            let first = duplicates.firstRow(of: job.row, token: job.pathToken, topic: DuplicateTokens.ownTopic(batch, at: index)) {

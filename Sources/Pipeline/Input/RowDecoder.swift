@@ -5,7 +5,9 @@ import APNs
 ///
 /// Checks run in APNs' order (device token, headers, payload), but what is the same for every row
 /// is checked once: the run-level header values and the `--payload-file` payload. A row pays only
-/// for its token, its own payload (one JSON scan) and any header columns of its own.
+/// for its token, its own payload (one JSON scan) and any header columns of its own; a
+/// `liveactivity` row also for ActivityKit's rules (`LiveActivityPayload`: a second look at its
+/// payload's `aps`), which rows of other push types never pay.
 struct RowDecoder: Sendable {
     let defaults: HeaderValues
     let auth: AuthKind
@@ -18,6 +20,9 @@ struct RowDecoder: Sendable {
     private let runPushType: PushType
     /// The default payload's verdict under the run's push type.
     private let defaultPayloadRejection: Rejection?
+    /// The Live Activity rule the default payload breaks, for the rows whose push type is
+    /// `liveactivity` (the run's or their own); read once.
+    private let defaultPayloadLiveActivityRule: LiveActivityPayload.Rule?
     /// `--payload-template`, for rows with an empty or absent `payload` field.
     private let template: BoundPayloadTemplate?
     /// Spent jobs on their way from the workers back to the reader, for new rows (`JobPool`).
@@ -28,6 +33,9 @@ struct RowDecoder: Sendable {
         self.template = template
         self.auth = auth
         self.defaultPayload = (defaultPayload ?? [])[...]
+        defaultPayloadLiveActivityRule = defaultPayload.flatMap { payload in
+            JSONValidator.isJSONObject(payload) ? LiveActivityPayload(json: payload).brokenRule(route: .deviceToken) : nil
+        }
         do {
             let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
             runDefaultHeaders = headers
@@ -52,6 +60,9 @@ struct RowDecoder: Sendable {
     enum Decoded {
         case send(Job)
         case rejected(reason: String)
+        /// Rejected `InvalidPayload`: a `liveactivity` row whose payload breaks this ActivityKit rule,
+        /// which the reader names on stderr (the first row of each rule).
+        case breaksLiveActivityRule(LiveActivityPayload.Rule)
     }
 
     private static let headerColumns: [CSVColumn] = [.topic, .pushType, .priority, .expiration, .collapseID, .apnsID]
@@ -115,6 +126,9 @@ struct RowDecoder: Sendable {
             if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            if pushType == .liveactivity, let rule = Self.liveActivityRule(storage, in: range) {
+                return .breaksLiveActivityRule(rule)
+            }
             guard uppercase else {
                 let bytes = RowBytes(in: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders)
                 return .send(Self.job(spares, row: row, bytes))
@@ -128,12 +142,16 @@ struct RowDecoder: Sendable {
             if let rejection = NotificationHeaders.payloadRejection(payload, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
             }
+            if pushType == .liveactivity, let rule = LiveActivityPayload(json: payload).brokenRule(route: .deviceToken) {
+                return .breaksLiveActivityRule(rule)
+            }
             return .send(Job(row: row, RowBytes(copying: token, lowercaseToken: Self.lowercased(token), payload: payload,
                                                 headers: ownHeaders)))
         } else {
             let rejection = hasOwnHeaders
                 ? NotificationHeaders.payloadRejection(defaultPayload, pushType: pushType) : defaultPayloadRejection
             if let rejection { return .rejected(reason: rejection.reason.name) }
+            if pushType == .liveactivity, let rule = defaultPayloadLiveActivityRule { return .breaksLiveActivityRule(rule) }
             guard uppercase else {
                 let bytes = RowBytes(in: consume storage, pathToken: tokenRange, payload: nil, headers: ownHeaders)
                 return .send(Self.job(spares, row: row, bytes))
@@ -141,6 +159,15 @@ struct RowDecoder: Sendable {
             let token = storage[tokenRange]
             return .send(Job(row: row, RowBytes(copying: token, lowercaseToken: Self.lowercased(token), payload: nil,
                                                 headers: ownHeaders)))
+        }
+    }
+
+    /// The ActivityKit rule the payload at `range` of `bytes` breaks, read in place. Not inlined:
+    /// only `liveactivity` rows call it, and the other rows' path stays as small as it was.
+    @inline(never)
+    private static func liveActivityRule(_ bytes: borrowing [UInt8], in range: Range<Int>) -> LiveActivityPayload.Rule? {
+        bytes.withUnsafeBufferPointer {
+            LiveActivityPayload(buffer: UnsafeBufferPointer(rebasing: $0[range])).brokenRule(route: .deviceToken)
         }
     }
 

@@ -30,7 +30,8 @@ extension ReasonCatalog {
         case .idleTimeout:
             ("APNs closed the connection for being idle.", "Nothing to do: apns-bulk reconnects; a row recorded with it can be sent again.")
         case .invalidPayload:
-            ("The payload is not a JSON object, so apns-bulk refused it before sending.", "Fix the row's `payload` to a JSON object (`{\"aps\":{...}}`).")
+            ("The payload is not a JSON object, or (a `liveactivity` row) it breaks an ActivityKit rule (stderr names the rule at its first row), so apns-bulk refused it before sending.",
+             "Fix the row's `payload` to a JSON object (`{\"aps\":{...}}`) that keeps the Live Activity rules of its push type (docs/sending.md, Live Activities).")
         case .featureNotEnabled:
             ("The app's broadcast capability (Live Activity channels) is not enabled.", "Enable the Broadcast capability for the app's App ID in the Apple Developer account, then send again.")
         case .missingChannelId:

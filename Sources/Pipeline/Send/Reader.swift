@@ -54,6 +54,7 @@ final class Reader<Source: RowSource>: Sendable {
         var lastRow = 0
         var jobs: [Job] = []
         var records: [RowResult] = []
+        var liveActivityRules = LiveActivityRuleNotes()
         // Several credentials: each row to its group's queue (nil, and one test a row, otherwise).
         var groups = shared.router.map { router in
             GroupHandOff(groups: shared.groups, router: router, environmentSlot: columns?.environmentSlot,
@@ -91,6 +92,10 @@ final class Reader<Source: RowSource>: Sendable {
                     case .rejected(let reason):
                         records.append(RowResult(row: batch.number(at: index), deviceToken: batch.field(.deviceToken, at: index) ?? [],
                                                  outcome: .rejected, reason: reason))
+                    case .breaksLiveActivityRule(let rule):
+                        records.append(liveActivityRules.record(row: batch.number(at: index),
+                                                                deviceToken: batch.field(.deviceToken, at: index) ?? [],
+                                                                breaking: rule, warn: shared.warn))
                     case .send(let job):
                         // Chained, not bound by `if let`: a binding is a retain and a release per row.
                         if let first = duplicates?.firstRow(of: job, topic: DuplicateTokens.ownTopic(batch, at: index)) {

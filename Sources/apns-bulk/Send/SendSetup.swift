@@ -264,6 +264,9 @@ struct SendSetup {
                 : reason == .payloadEmpty ? "it is empty" : "it is not a JSON object"
             throw RunFailure.usage("--payload-file \(path): \(detail) (\(reason.name))")
         }
+        if type == .liveactivity, let rule = LiveActivityPayload(json: bytes).brokenRule(route: .deviceToken) {
+            throw RunFailure.usage("--payload-file \(path) with --push-type liveactivity: \(rule.detail) (\(Reason.invalidPayload.name))")
+        }
         return bytes
     }
 
