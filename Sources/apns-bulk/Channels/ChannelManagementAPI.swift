@@ -1,0 +1,124 @@
+import ArgumentParser
+import Foundation
+import Transport
+
+/// Apple's channel-management API for Live Activity broadcasts (iOS 18), as docs/apns.md has it:
+/// its hosts, the four requests and what their answers hold. Values only; `ManagementClient`
+/// sends them.
+enum ChannelManagementAPI {
+    /// api-manage-broadcast.push.apple.com:2196.
+    static let production = Endpoint(host: "api-manage-broadcast.push.apple.com", port: 2196)
+    /// api-manage-broadcast.sandbox.push.apple.com:2195.
+    static let sandbox = Endpoint(host: "api-manage-broadcast.sandbox.push.apple.com", port: 2195)
+
+    /// The header that names a channel: APNs' answer to a create, and the request's on read and delete.
+    static let channelIDHeader = "apns-channel-id"
+    /// The channel kind every request names (Apple spells it so in the create body).
+    static let pushType = "LiveActivity"
+    /// At most this many channels per app and environment (then 400 CannotCreateChannelConfig).
+    static let channelLimit = 10_000
+    /// An answer is kept up to this size: a list of every channel of an app is the longest.
+    static let maxAnswerBytes = 4 << 20
+
+    /// What APNs keeps of a channel's messages; fixed when the channel is made.
+    enum StoragePolicy: String, ExpressibleByArgument, CaseIterable, Sendable {
+        /// No message stored (policy 0): a higher publishing budget; every broadcast needs expiration 0.
+        case noStorage = "no-storage"
+        /// The most recent message stored, for up to 8 hours (policy 1).
+        case mostRecent = "most-recent"
+
+        /// `message-storage-policy` on the wire.
+        var wireValue: Int { self == .noStorage ? 0 : 1 }
+    }
+
+    static func create(bundleID: String, policy: StoragePolicy) -> ManagementRequest {
+        ManagementRequest(method: "POST", path: channelsPath(bundleID), headers: [],
+                          body: Array(#"{"message-storage-policy":\#(policy.wireValue),"push-type":"\#(pushType)"}"#.utf8))
+    }
+
+    static func read(bundleID: String, channelID: String) -> ManagementRequest {
+        ManagementRequest(method: "GET", path: channelsPath(bundleID), headers: [H2Header(channelIDHeader, channelID)], body: [])
+    }
+
+    static func delete(bundleID: String, channelID: String) -> ManagementRequest {
+        ManagementRequest(method: "DELETE", path: channelsPath(bundleID), headers: [H2Header(channelIDHeader, channelID)], body: [])
+    }
+
+    static func listAll(bundleID: String) -> ManagementRequest {
+        ManagementRequest(method: "GET", path: "/1/apps/\(bundleID)/all-channels", headers: [], body: [])
+    }
+
+    private static func channelsPath(_ bundleID: String) -> String { "/1/apps/\(bundleID)/channels" }
+
+    // MARK: Answers
+
+    /// The channel IDs of a list answer, `{"channels": [...]}`, in APNs' order; nil when the body
+    /// is not that.
+    static func channelIDs(inList body: [UInt8]) -> [String]? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let channels = object["channels"] as? [Any] else { return nil }
+        let ids = channels.compactMap { $0 as? String }
+        return ids.count == channels.count ? ids : nil
+    }
+
+    /// `show`'s line for a read answer, `{"message-storage-policy": 0|1, "push-type": "LiveActivity"}`:
+    /// `{"channel_id":ID,"message_storage_policy":0|1,"push_type":"LiveActivity"}` with APNs' values;
+    /// nil when the body is not that.
+    static func showLine(channelID: String, body: [UInt8]) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+              let policy = object["message-storage-policy"] as? Int, policy == 0 || policy == 1,
+              let pushType = object["push-type"] as? String else { return nil }
+        return #"{"channel_id":\#(jsonString(channelID)),"message_storage_policy":\#(policy),"#
+            + #""push_type":\#(jsonString(pushType))}"#
+    }
+
+    /// `text` as a JSON string, slashes left as they are (a base64 channel ID keeps its `/`).
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    // MARK: Local checks
+
+    /// What is wrong with `bundleID` as the app of a channel request, nil when nothing: it goes
+    /// into the request's path, so only a bundle ID's characters (letters, digits, '.', '-').
+    static func problem(bundleID: String) -> String? {
+        if bundleID.isEmpty { return "--bundle-id is empty; give the app's bundle ID, e.g. com.example.app" }
+        if bundleID.hasSuffix(".push-type.liveactivity") {
+            return "--bundle-id \(bundleID): give the app's bundle ID without the .push-type.liveactivity suffix "
+                + "(channels belong to the app)"
+        }
+        guard bundleID.utf8.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
+            return "--bundle-id \(bundleID): a bundle ID holds only letters, digits, '.' and '-'; give the app's, e.g. com.example.app"
+        }
+        return nil
+    }
+
+    /// What is wrong with `channelID` as a channel ID, nil when nothing: APNs' IDs are base64
+    /// text, given back exactly as `channels create` or `channels list` printed them.
+    static func problem(channelID: String) -> String? {
+        if channelID.isEmpty { return "--channel-id is empty; give a channel ID as channels create or channels list printed it" }
+        guard channelID.utf8.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
+            || $0 == UInt8(ascii: "=") }) else {
+            return "--channel-id \(channelID): not a channel ID, which is base64 text (letters, digits, '+', '/', '='); "
+                + "give it exactly as channels create or channels list printed it"
+        }
+        return nil
+    }
+
+    private static func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+    }
+}
