@@ -1,7 +1,10 @@
 /// Every reason string of docs/apns.md, with its HTTP status and what a sender does about it.
 /// `invalidPayload` is this project's own (a body that is not a JSON object; APNs names no
 /// reason for it). `name` is the string on the wire; `init?(name:)` also reads
-/// "BadEnvironmentKeyInToken", the other spelling APNs uses for `badEnvironmentKeyIdInToken`.
+/// "BadEnvironmentKeyInToken", the other spelling APNs uses for `badEnvironmentKeyIdInToken`, and
+/// "Service Unavailable", the spelling of Apple's broadcast error table for `serviceUnavailable`.
+/// The broadcast and channel-management APIs (iOS 18) add their own 400s and 403 TopicMismatch;
+/// they share the rest with device pushes, and never answer 410.
 public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     // 400: the request is wrong.
     case badCollapseId, badExpirationDate, badMessageId, badPriority, badTopic
@@ -9,12 +12,17 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case topicDisallowed, idleTimeout
     /// Not an APNs reason: the payload is not a JSON object.
     case invalidPayload
+    // 400, broadcast and channel management only: the request is wrong.
+    case featureNotEnabled, missingChannelId, badChannelId, channelNotRegistered, badRequestParams
+    case badRequestPayload, missingPushType, cannotCreateChannelConfig
     // 400: the token is wrong for this topic/environment.
     case badDeviceToken, deviceTokenNotForTopic
     // 403
     case expiredProviderToken
     case invalidProviderToken, missingProviderToken, badCertificate, badCertificateEnvironment
     case forbidden, unrelatedKeyIdInToken, badEnvironmentKeyIdInToken
+    /// Broadcast and channel management: the credentials do not serve the app in the path.
+    case topicMismatch
     // 404, 405, 410, 413
     case badPath, methodNotAllowed, unregistered, expiredToken, payloadTooLarge
     // 429, 500, 503
@@ -37,6 +45,14 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case .topicDisallowed: "TopicDisallowed"
         case .idleTimeout: "IdleTimeout"
         case .invalidPayload: "InvalidPayload"
+        case .featureNotEnabled: "FeatureNotEnabled"
+        case .missingChannelId: "MissingChannelId"
+        case .badChannelId: "BadChannelId"
+        case .channelNotRegistered: "ChannelNotRegistered"
+        case .badRequestParams: "BadRequestParams"
+        case .badRequestPayload: "BadRequestPayload"
+        case .missingPushType: "MissingPushType"
+        case .cannotCreateChannelConfig: "CannotCreateChannelConfig"
         case .badDeviceToken: "BadDeviceToken"
         case .deviceTokenNotForTopic: "DeviceTokenNotForTopic"
         case .expiredProviderToken: "ExpiredProviderToken"
@@ -47,6 +63,7 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case .forbidden: "Forbidden"
         case .unrelatedKeyIdInToken: "UnrelatedKeyIdInToken"
         case .badEnvironmentKeyIdInToken: "BadEnvironmentKeyIdInToken"
+        case .topicMismatch: "TopicMismatch"
         case .badPath: "BadPath"
         case .methodNotAllowed: "MethodNotAllowed"
         case .unregistered: "Unregistered"
@@ -67,6 +84,10 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
             self = .badEnvironmentKeyIdInToken
             return
         }
+        if "Service Unavailable".utf8.elementsEqual(name.utf8) {
+            self = .serviceUnavailable
+            return
+        }
         guard let found = Self.all.first(where: { $0.name.utf8.elementsEqual(name.utf8) })
         else { return nil }
         self = found
@@ -78,10 +99,12 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case .badCollapseId, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
              .duplicateHeaders, .invalidPushType, .missingDeviceToken, .missingTopic,
              .payloadEmpty, .topicDisallowed, .idleTimeout, .invalidPayload,
+             .featureNotEnabled, .missingChannelId, .badChannelId, .channelNotRegistered,
+             .badRequestParams, .badRequestPayload, .missingPushType, .cannotCreateChannelConfig,
              .badDeviceToken, .deviceTokenNotForTopic: 400
         case .expiredProviderToken, .invalidProviderToken, .missingProviderToken,
              .badCertificate, .badCertificateEnvironment, .forbidden,
-             .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken: 403
+             .unrelatedKeyIdInToken, .badEnvironmentKeyIdInToken, .topicMismatch: 403
         case .badPath: 404
         case .methodNotAllowed: 405
         case .unregistered, .expiredToken: 410
@@ -100,13 +123,15 @@ public enum Reason: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case .expiredProviderToken: .refreshToken
         case .invalidProviderToken, .missingProviderToken, .badCertificate,
              .badCertificateEnvironment, .forbidden, .unrelatedKeyIdInToken,
-             .badEnvironmentKeyIdInToken: .credentialsRefused
+             .badEnvironmentKeyIdInToken, .topicMismatch: .credentialsRefused
         case .tooManyRequests: .retryLater(.perDeviceToken)
         case .tooManyProviderTokenUpdates: .retryLater(.keepProviderToken)
         case .internalServerError, .serviceUnavailable, .shutdown: .retryLater(.connection)
         case .badCollapseId, .badExpirationDate, .badMessageId, .badPriority, .badTopic,
              .duplicateHeaders, .invalidPushType, .missingDeviceToken, .missingTopic,
              .payloadEmpty, .topicDisallowed, .idleTimeout, .invalidPayload,
+             .featureNotEnabled, .missingChannelId, .badChannelId, .channelNotRegistered,
+             .badRequestParams, .badRequestPayload, .missingPushType, .cannotCreateChannelConfig,
              .badPath, .methodNotAllowed, .payloadTooLarge: .permanent
         }
     }

@@ -20,6 +20,9 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
     private let resetAfter: Int?
     private let maxStreams: Int
     private let throttleAfterErrors: Bool
+    private let recordPayloads: Bool
+    /// Sandbox: every answer carries `apns-unique-id`.
+    private let sandbox: Bool
 
     init(server: MockAPNsServerDelegate) {
         self.server = server
@@ -29,6 +32,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         resetAfter = configuration.resetAfter
         maxStreams = configuration.maxStreams
         throttleAfterErrors = configuration.throttleAfterErrors
+        recordPayloads = configuration.recordPayloads
+        sandbox = configuration.environment.sendsUniqueIDs
     }
 
     func received(_ request: H2ServerRequest, on connection: H2ServerConnection) {
@@ -37,6 +42,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         if stalled { return }
         if let last = goawayLastStreamID, request.streamID > last { return }
         requests += 1
+        if server.role.routesToBroadcastSide(request.path) { return receivedOnBroadcastSide(request, on: connection) }
         let answer = server.rules.answer(method: request.method, path: request.path, headers: request.headers,
                                          body: request.body, bodyLength: request.bodyLength,
                                          connection: &auth, now: unixSeconds())
@@ -48,11 +54,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
                             keyID: answer.key.map { server.rules.keyID($0) },
                             payload: server.configuration.recordPayloads ? request.body : nil)
         }
-        adjustStreams(after: answer, on: connection)
-        if requests == goawayAfter {
-            goawayLastStreamID = request.streamID
-            connection.goaway(lastStreamID: request.streamID, debugData: "{\"reason\":\"Shutdown\"}")
-        }
+        adjustStreams(status: answer.status, passedAuthorization: answer.passedAuthorization, on: connection)
+        goawayIfDue(request.streamID, on: connection)
         if answer.isRefusal {
             server.stats.refusedStreams += 1
             connection.refuse(streamID: request.streamID)
@@ -60,6 +63,55 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             server.stats.count(status: answer.status, reason: answer.reason)
             send(answer, apnsID: apnsID, streamID: request.streamID, on: connection)
         }
+        stallOrResetIfDue(on: connection)
+    }
+
+    /// A broadcast or channel request (`MockBroadcastRules`), with the same per-connection faults,
+    /// stream ramp, latency and record as a device push.
+    private func receivedOnBroadcastSide(_ request: H2ServerRequest, on connection: H2ServerConnection) {
+        let server = self.server
+        let answer = server.broadcastRules.answer(method: request.method, path: request.path, headers: request.headers,
+                                                  body: request.body, bodyLength: request.bodyLength,
+                                                  connection: &auth, now: unixSeconds(), random: &server.random)
+        let requestID = answer.requestID ?? MockAPNsID.generated(using: &server.random, name: "apns-request-id").valueText
+        if let recorder = server.recorder {
+            recorder.recordBroadcast(timeMilliseconds: unixMilliseconds(), connection: connection.id,
+                                     stream: request.streamID, kind: answer.kind.rawValue, bundleID: answer.bundleID,
+                                     channelID: answer.channelID, requestID: requestID, status: answer.status,
+                                     reason: answer.isRefusal ? "RefusedStream" : answer.reason?.name,
+                                     keyID: answer.key.map { server.rules.keyID($0) },
+                                     payload: recordPayloads ? request.body : nil)
+        }
+        adjustStreams(status: answer.status, passedAuthorization: answer.passedAuthorization, on: connection)
+        goawayIfDue(request.streamID, on: connection)
+        if answer.isRefusal {
+            server.stats.refusedStreams += 1
+            connection.refuse(streamID: request.streamID)
+        } else {
+            server.stats.count(status: answer.status, reason: answer.reason?.name)
+            let reply = MockBroadcastReply(answer, requestID: requestID, random: &server.random,
+                                           sendsUniqueID: answer.status == 200 && answer.kind == .broadcast || sandbox)
+            let streamID = request.streamID
+            if let delay = server.latency.draw(using: &server.random) {
+                connection.schedule(after: delay) { [weak connection] in
+                    guard let connection else { return }
+                    reply.send(streamID: streamID, on: connection)
+                }
+            } else {
+                reply.send(streamID: streamID, on: connection)
+            }
+        }
+        stallOrResetIfDue(on: connection)
+    }
+
+    private func goawayIfDue(_ streamID: Int32, on connection: H2ServerConnection) {
+        if requests == goawayAfter {
+            goawayLastStreamID = streamID
+            connection.goaway(lastStreamID: streamID, debugData: "{\"reason\":\"Shutdown\"}")
+        }
+    }
+
+    private func stallOrResetIfDue(on connection: H2ServerConnection) {
         if requests == stallAfter {
             stalled = true
             connection.stall()
@@ -72,13 +124,13 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         }
     }
 
-    private func adjustStreams(after answer: MockAnswer, on connection: H2ServerConnection) {
-        if throttleAfterErrors, !throttled, answer.status >= 400, answer.status != 410 {
+    private func adjustStreams(status: Int, passedAuthorization: Bool, on connection: H2ServerConnection) {
+        if throttleAfterErrors, !throttled, status >= 400, status != 410 {
             throttled = true
             connection.updateMaxConcurrentStreams(1)
             return
         }
-        if !raised, !throttled, answer.passedAuthorization {
+        if !raised, !throttled, passedAuthorization {
             raised = true
             connection.updateMaxConcurrentStreams(maxStreams)
         }

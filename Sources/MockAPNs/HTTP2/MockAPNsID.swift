@@ -13,14 +13,15 @@ enum MockAPNsID {
 
     /// A random lowercase UUID (version 4 layout) for requests without `apns-id`, as the answer's
     /// never-indexed `apns-id` field (bytes kept inline: no `String` per answer).
-    static func generated(using random: inout MockRandom) -> H2ResponseField {
+    /// `name` is the field's (`apns-request-id` for a broadcast's answer).
+    static func generated(using random: inout MockRandom, name: StaticString = "apns-id") -> H2ResponseField {
         var high = random.next()
         var low = random.next()
         // The digits are the words' nibbles from the lowest up; the version nibble (4) and the
         // variant bits (10xx) are set in place.
         high = high & ~(0xf << 48) | (4 << 48)
         low = low & ~0xf | (8 | (low & 3))
-        var field = H2ResponseField(name: "apns-id", neverIndexed: true)
+        var field = H2ResponseField(name: name, neverIndexed: true)
         appendHexDigits(8, of: &high, to: &field)
         field.append(UInt8(ascii: "-"))
         appendHexDigits(4, of: &high, to: &field)

@@ -160,24 +160,43 @@ public final class MockAPNsRules {
             result.timestamp = timestamp
             return
         }
+        if let fault = randomFault(key: key, attempt: attempt) {
+            result.status = fault.status
+            result.reason = fault.reason?.name
+        }
+    }
+
+    /// The random faults of a request that passed every check, drawn by (seed, `key`, attempt):
+    /// a refused stream (status 0), 500 InternalServerError or 503 ServiceUnavailable, 429
+    /// TooManyRequests; nil for none. `key` is a device token (lowercase hex) or a channel id.
+    func randomFault(key: String, attempt: UInt32) -> (status: Int, reason: Reason?)? {
         if configuration.refuseStreamsRate > 0,
            MockFaultDraw.uniform(seed: configuration.seed, token: key, attempt: attempt, salt: 1) < configuration.refuseStreamsRate {
-            result.status = 0
-            return
+            return (0, nil)
         }
         var draw = MockFaultDraw.uniform(seed: configuration.seed, token: key, attempt: attempt, salt: 2)
         for failure in configuration.failures {
             if draw < failure.rate {
-                result.status = failure.status
-                result.reason = failure.status == 500 ? Reason.internalServerError.name : Reason.serviceUnavailable.name
-                return
+                return (failure.status, failure.status == 500 ? .internalServerError : .serviceUnavailable)
             }
             draw -= failure.rate
         }
-        if draw < configuration.tooManyRequestsRate {
-            result.status = 429
-            result.reason = Reason.tooManyRequests.name
-        }
+        return draw < configuration.tooManyRequestsRate ? (429, .tooManyRequests) : nil
+    }
+
+    /// The authorization check of device pushes, for a broadcast or channel request: nil when it
+    /// passes (always with certificates, which TLS checked).
+    func authorize(_ index: Int?, in fields: H2RequestHeaders, connection: inout MockConnectionAuth,
+                   now: Int64) -> Reason? {
+        if usesCertificates { return nil }
+        return authorizer.check(authorization: index, in: fields, connection: &connection, now: now)
+    }
+
+    /// Whether the request's credentials serve app `bundleID`: a topic-specific key its own apps,
+    /// otherwise the apps the server serves (`--topic`, a certificate's), or any when it names none.
+    func serves(bundleID: String, key: Int?) -> Bool {
+        if let key, let allowed = keyRing.entries[key].allowedTopics { return allowed.contains(bundleID) }
+        return topics.isEmpty || topics.contains(bundleID)
     }
 
     /// The key id of key `index` (`MockAnswer.key`), for the record.

@@ -17,7 +17,8 @@ public final class MockAPNsServer: Sendable {
         var configuration = configuration
         if configuration.startedAtMilliseconds == 0 { configuration.startedAtMilliseconds = unixMilliseconds() }
         let recorder = try configuration.recordOutPath.map { path throws(MockAPNsError) in try MockAPNsRecorder(path: path) }
-        let bound = ThreadBound(recorder)
+        let channels = MockChannelStore(limit: configuration.maxChannelsPerApp)
+        let role: MockListenerRole = configuration.managementAddress == nil ? .all : .pushes
         var trust: TLSTrust?
         if case .certificate(let clientTrust) = configuration.authentication { trust = clientTrust }
         let serverConfiguration = H2Server<MockAPNsServerDelegate>.Configuration(
@@ -29,7 +30,7 @@ public final class MockAPNsServer: Sendable {
         let server: H2Server<MockAPNsServerDelegate>
         do {
             server = try H2Server.start(serverConfiguration) {
-                MockAPNsServerDelegate(configuration: frozen, recorder: bound.value) { stats, failure in
+                MockAPNsServerDelegate(configuration: frozen, recorder: recorder, channels: channels, role: role) { stats, failure in
                     outcome.withLock { $0 = (stats, failure) }
                 }
             }
@@ -48,16 +49,40 @@ public final class MockAPNsServer: Sendable {
                 throw .flag(name: "--ca-out", value: path, problem: error.description)
             }
         }
-        return MockAPNsServer(configuration: configuration, server: server, outcome: outcome)
+        var management: MockManagementListener?
+        do throws(MockAPNsError) {
+            if let address = configuration.managementAddress {
+                management = try MockManagementListener.start(address: address, configuration: frozen,
+                                                              authority: server.certificateAuthority, trust: trust,
+                                                              recorder: recorder, channels: channels)
+            }
+        } catch {
+            server.stop()
+            throw error
+        }
+        return MockAPNsServer(configuration: configuration, server: server, outcome: outcome, management: management,
+                              channelStore: channels)
     }
 
     private let outcome: StopOutcome
+    private let management: MockManagementListener?
+    private let channelStore: MockChannelStore
 
-    private init(configuration: MockAPNsConfiguration, server: H2Server<MockAPNsServerDelegate>, outcome: StopOutcome) {
+    private init(configuration: MockAPNsConfiguration, server: H2Server<MockAPNsServerDelegate>, outcome: StopOutcome,
+                 management: MockManagementListener?, channelStore: MockChannelStore) {
         self.configuration = configuration
         self.server = server
         self.outcome = outcome
+        self.management = management
+        self.channelStore = channelStore
     }
+
+    /// Where channel management listens when it has a listener of its own (`managementAddress`);
+    /// nil when `address` serves it too.
+    public var managementAddress: SocketAddress? { management?.address }
+
+    /// The channel ids of app `bundleID` now, in creation order.
+    public func channels(of bundleID: String) -> [String] { channelStore.channels(of: bundleID) }
 
     /// The address listened on, with the port picked for port 0.
     public var address: SocketAddress { server.address }
@@ -73,7 +98,9 @@ public final class MockAPNsServer: Sendable {
     /// The counters so far (after `stop()`, the final ones).
     public func stats() -> MockAPNsStats {
         if let done = finalStats.withLock({ $0 }) { return done }
-        return server.withDelegate { $0.snapshot() } ?? finalStats.withLock { $0 } ?? MockAPNsStats()
+        var stats = server.withDelegate { $0.snapshot() } ?? finalStats.withLock { $0 } ?? MockAPNsStats()
+        if let management { stats.add(management.stats()) }
+        return stats
     }
 
     /// Stops the server (GOAWAY to every connection), closes the record file, writes the stats file
@@ -81,9 +108,12 @@ public final class MockAPNsServer: Sendable {
     @discardableResult
     public func stop() throws(MockAPNsError) -> MockAPNsStats {
         if let done = finalStats.withLock({ $0 }) { return done }
+        // The management listener first: the push listener closes the record both write.
+        let managementStats = management?.stop()
         server.stop()
         let (final, recordFailure) = outcome.withLock { $0 } ?? (MockAPNsStats(), nil)
-        let stats = final
+        var stats = final
+        if let managementStats { stats.add(managementStats) }
         finalStats.withLock { $0 = stats }
         if let failure = recordFailure {
             throw .flag(name: "--record-out", value: configuration.recordOutPath ?? "", problem: failure)

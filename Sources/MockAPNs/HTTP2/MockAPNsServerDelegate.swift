@@ -5,6 +5,10 @@ import Transport
 /// the record file and the random stream, and hands each connection a `MockAPNsConnection`.
 final class MockAPNsServerDelegate: H2ServerDelegate {
     let rules: MockAPNsRules
+    /// Broadcasts and channel management, on the channels both listeners share.
+    let broadcastRules: MockBroadcastRules
+    /// What this listener serves.
+    let role: MockListenerRole
     var configuration: MockAPNsConfiguration { rules.configuration }
     var stats = MockAPNsStats()
     let recorder: MockAPNsRecorder?
@@ -17,9 +21,11 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
     private let finished: @Sendable (MockAPNsStats, String?) -> Void
 
     /// `finished` receives the final counters and any record-file failure when the server stops.
-    init(configuration: MockAPNsConfiguration, recorder: MockAPNsRecorder?,
-         finished: @escaping @Sendable (MockAPNsStats, String?) -> Void) {
+    init(configuration: MockAPNsConfiguration, recorder: MockAPNsRecorder?, channels: MockChannelStore,
+         role: MockListenerRole = .all, finished: @escaping @Sendable (MockAPNsStats, String?) -> Void) {
         rules = MockAPNsRules(configuration: configuration)
+        broadcastRules = MockBroadcastRules(rules: rules, channels: channels, role: role)
+        self.role = role
         self.recorder = recorder
         self.finished = finished
         random = MockRandom(seed: configuration.seed ^ UInt64(bitPattern: unixMilliseconds()))
@@ -40,7 +46,8 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
         stopped = true
         for connection in live.values { absorb(connection) }
         live.removeAll()
-        recorder?.close()
+        // The management listener stops first; the push listener closes the record they share.
+        if role != .management { recorder?.close() }
         finished(stats, recorder?.failure?.description)
     }
 
@@ -60,7 +67,7 @@ final class MockAPNsServerDelegate: H2ServerDelegate {
     }
 
     func serverStarted(_ timers: H2ServerTimers) {
-        if recorder != nil { armRecordFlush(timers) }
+        if recorder != nil, role != .management { armRecordFlush(timers) }
     }
 
     /// The record file gets a zstd frame at least every second (none when nothing was recorded).

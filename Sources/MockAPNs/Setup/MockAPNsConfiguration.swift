@@ -95,6 +95,20 @@ public struct MockAPNsConfiguration: Sendable {
     public var startedAtMilliseconds: Int64 = 0
     /// The environment played (`--environment`): in sandbox every answer carries `apns-unique-id`.
     public var environment: MockAPNsEnvironment = .production
+    /// Where channel management listens when it has a listener of its own (`--management-listen`),
+    /// as Apple's management hosts are apart from the push hosts; nil: the one listener serves
+    /// device pushes, broadcasts and channel management. Port 0 picks a free port.
+    public var managementAddress: SocketAddress?
+    /// Channels per app the mock keeps (`--max-channels`; Apple's limit by default); one more
+    /// create is 400 CannotCreateChannelConfig.
+    public var maxChannelsPerApp = BroadcastRules.maxChannelsPerApp
+    /// A broadcast to any well-formed channel id is taken as to a channel that stores the most
+    /// recent message, created or not: for `broadcast --endpoint mock`, whose embedded mock starts
+    /// with no channel. Read and delete still know only the channels created.
+    public var admitAnyChannel = false
+    /// Apps whose broadcast capability is not enabled (`--broadcast-disabled-app`): their
+    /// broadcasts and channel requests are answered 400 FeatureNotEnabled.
+    public var broadcastDisabledApps: Set<String> = []
 
     /// The defaults: loopback, any port, an ephemeral CA, any token, no faults.
     public init() {}

@@ -23,6 +23,17 @@ public struct MockAPNsStats: Sendable, Equatable {
     /// All counts zero.
     public init() {}
 
+    /// Adds another listener's counters (the management listener's) to these.
+    mutating func add(_ other: MockAPNsStats) {
+        requests += other.requests
+        for (status, count) in other.byStatus { byStatus[status, default: 0] += count }
+        for (reason, count) in other.byReason { byReason[reason, default: 0] += count }
+        refusedStreams += other.refusedStreams
+        connections += other.connections
+        maxConcurrentStreamsSeen = max(maxConcurrentStreamsSeen, other.maxConcurrentStreamsSeen)
+        priorityFramesReceived += other.priorityFramesReceived
+    }
+
     mutating func count(status: Int, reason: String?) {
         byStatus[status, default: 0] += 1
         guard let reason else { return }

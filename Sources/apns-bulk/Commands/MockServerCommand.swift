@@ -9,7 +9,7 @@ struct MockServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mock-server",
         abstract: "Run a mock APNs server that validates requests as APNs does and injects faults on demand.",
-        discussion: "Prints `listening HOST:PORT` on stdout once it accepts connections, then `binary listening HOST:PORT` and `feedback listening HOST:PORT` for the retired protocols' listeners when asked for. Stop it with SIGINT or SIGTERM."
+        discussion: "Prints `listening HOST:PORT` on stdout once it accepts connections, then `management listening HOST:PORT` for --management-listen, `binary listening HOST:PORT` and `feedback listening HOST:PORT` for the retired protocols' listeners when asked for. Stop it with SIGINT or SIGTERM."
     )
 
     @OptionGroup var options: MockServerOptions
@@ -37,6 +37,7 @@ struct MockServerCommand: ParsableCommand {
         // Straight to the descriptor, unbuffered: tests and benchmarks wait for these lines, the
         // HTTP/2 one first.
         var text = "listening \(server.address)\n"
+        if let address = server.managementAddress { text += "management listening \(address)\n" }
         if let address = legacy?.binaryAddress { text += "binary listening \(address)\n" }
         if let address = legacy?.feedbackAddress { text += "feedback listening \(address)\n" }
         let line = Array(text.utf8)

@@ -90,6 +90,18 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("environment"), help: "The APNs environment to play, production or sandbox. A key restricted to the other one is answered BadEnvironmentKeyIdInToken. In sandbox every answer carries an apns-unique-id header with a fresh UUID, as Apple's Development environment sends; production sends none.")
     var environment = "production"
 
+    @Option(name: .customLong("management-listen"), help: "Serve Live Activity channel management (/1/apps/...) on a listener of its own at HOST:PORT, as Apple's management hosts are apart from the push hosts; --listen then serves device pushes and broadcasts only. Default: none; --listen serves all three.")
+    var managementListen: String?
+
+    @Option(name: .customLong("max-channels"), help: "Live Activity channels kept per app; one more create is answered 400 CannotCreateChannelConfig.")
+    var maxChannels = BroadcastRules.maxChannelsPerApp
+
+    @Flag(name: .customLong("admit-any-channel"), help: "Take a broadcast to any well-formed (base64) channel id as to an existing channel that stores the most recent message, created or not. Read and delete still know only the channels created.")
+    var admitAnyChannel = false
+
+    @Option(name: .customLong("broadcast-disabled-app"), help: "A bundle id whose broadcast capability is not enabled (repeatable): its broadcasts and channel requests are answered 400 FeatureNotEnabled. Default: none.")
+    var broadcastDisabledApps: [String] = []
+
     @Option(name: .customLong("legacy-binary-listen"), help: "Also run Apple's retired binary gateway at HOST:PORT: command-2 frames, client certificates from --client-ca. Default: none; off.")
     var legacyBinaryListen: String?
 
@@ -182,6 +194,11 @@ struct MockServerOptions: ParsableArguments {
             throw RunFailure.usage("--environment \(environment): give production or sandbox")
         }
         configuration.environment = environment
+        try Self.require(maxChannels >= 0, "--max-channels \(maxChannels): give 0 or more channels per app")
+        configuration.maxChannelsPerApp = maxChannels
+        configuration.managementAddress = try managementListen.map { try Self.address($0, flag: "--management-listen") }
+        configuration.admitAnyChannel = admitAnyChannel
+        configuration.broadcastDisabledApps = Set(broadcastDisabledApps)
         return configuration
     }
 

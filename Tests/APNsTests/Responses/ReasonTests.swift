@@ -16,6 +16,14 @@ let reasonTable: [(Reason, String, Int, Disposition)] = [
     (.topicDisallowed, "TopicDisallowed", 400, .permanent),
     (.idleTimeout, "IdleTimeout", 400, .permanent),
     (.invalidPayload, "InvalidPayload", 400, .permanent),
+    (.featureNotEnabled, "FeatureNotEnabled", 400, .permanent),
+    (.missingChannelId, "MissingChannelId", 400, .permanent),
+    (.badChannelId, "BadChannelId", 400, .permanent),
+    (.channelNotRegistered, "ChannelNotRegistered", 400, .permanent),
+    (.badRequestParams, "BadRequestParams", 400, .permanent),
+    (.badRequestPayload, "BadRequestPayload", 400, .permanent),
+    (.missingPushType, "MissingPushType", 400, .permanent),
+    (.cannotCreateChannelConfig, "CannotCreateChannelConfig", 400, .permanent),
     (.badDeviceToken, "BadDeviceToken", 400, .badToken),
     (.deviceTokenNotForTopic, "DeviceTokenNotForTopic", 400, .badToken),
     (.expiredProviderToken, "ExpiredProviderToken", 403, .refreshToken),
@@ -26,6 +34,7 @@ let reasonTable: [(Reason, String, Int, Disposition)] = [
     (.forbidden, "Forbidden", 403, .credentialsRefused),
     (.unrelatedKeyIdInToken, "UnrelatedKeyIdInToken", 403, .credentialsRefused),
     (.badEnvironmentKeyIdInToken, "BadEnvironmentKeyIdInToken", 403, .credentialsRefused),
+    (.topicMismatch, "TopicMismatch", 403, .credentialsRefused),
     (.badPath, "BadPath", 404, .permanent),
     (.methodNotAllowed, "MethodNotAllowed", 405, .permanent),
     (.unregistered, "Unregistered", 410, .deadToken),
@@ -58,6 +67,12 @@ let reasonTable: [(Reason, String, Int, Disposition)] = [
     @Test func bothSpellingsOfBadEnvironmentKeyMeanTheSame() {
         #expect(Reason(name: "BadEnvironmentKeyInToken") == .badEnvironmentKeyIdInToken)
         #expect(Reason(name: "BadEnvironmentKeyIdInToken") == .badEnvironmentKeyIdInToken)
+    }
+
+    /// Apple's broadcast error table writes 503 "Service Unavailable"; the device table ServiceUnavailable.
+    @Test func bothSpellingsOfServiceUnavailableMeanTheSame() {
+        #expect(Reason(name: "Service Unavailable") == .serviceUnavailable)
+        #expect(Reason(name: "Service Unavailable")?.disposition == .retryLater(.connection))
     }
 
     @Test func unknownOrMisspelledNamesAreNotReasons() {

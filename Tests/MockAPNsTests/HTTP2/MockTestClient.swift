@@ -11,6 +11,7 @@ final class MockTestClient: ReactorHandler {
         var path: String
         var headers: [H2Header]
         var body: [UInt8]
+        var method = "POST"
     }
 
     struct Outcome: Sendable {
@@ -34,6 +35,7 @@ final class MockTestClient: ReactorHandler {
     private let reactor: Reactor
     private let requests: [Request]
     private let pingAfterResponses: Int?
+    private let captured: H2CapturedHeaders
     private var tls: TLSSession?
     private var session: H2ClientSession?
     private var next = 0
@@ -42,16 +44,22 @@ final class MockTestClient: ReactorHandler {
     private let done: (Outcome) -> Void
     private var finished = false
 
+    /// The response headers kept by default: APNs' `apns-id` (as text) and `apns-unique-id`.
+    static let apnsHeaders = H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID)
+
     /// Runs the requests; `pingAfterResponses` sends a PING once that many responses arrived.
+    /// `captured` names the response headers kept (`H2Response.apnsID` holds the text one).
     static func run(port: UInt16, trust: CertificateAuthority, identity: TLSIdentity? = nil,
-                    requests: [Request], pingAfterResponses: Int? = nil, timeout: Duration = .seconds(5)) throws -> Outcome {
+                    requests: [Request], pingAfterResponses: Int? = nil, timeout: Duration = .seconds(5),
+                    captured: H2CapturedHeaders = apnsHeaders) throws -> Outcome {
         let context = try TLSContext.client(additionalTrust: .authority(trust), identity: identity)
         let reactor = try Reactor.start(name: "mock-test-client")
         defer { reactor.stop(); reactor.join() }
         let result = Mutex<Outcome?>(nil)
         let box = UncheckedBox(requests: requests)
         reactor.execute {
-            let client = MockTestClient(reactor: reactor, requests: box.requests, pingAfterResponses: pingAfterResponses) { outcome in
+            let client = MockTestClient(reactor: reactor, requests: box.requests, pingAfterResponses: pingAfterResponses,
+                                        captured: captured) { outcome in
                 result.withLock { $0 = outcome }
             }
             client.start(port: port, context: context, timeout: timeout)
@@ -64,10 +72,12 @@ final class MockTestClient: ReactorHandler {
         throw MockTestClientError.noOutcome
     }
 
-    private init(reactor: Reactor, requests: [Request], pingAfterResponses: Int?, done: @escaping (Outcome) -> Void) {
+    private init(reactor: Reactor, requests: [Request], pingAfterResponses: Int?, captured: H2CapturedHeaders,
+                 done: @escaping (Outcome) -> Void) {
         self.reactor = reactor
         self.requests = requests
         self.pingAfterResponses = pingAfterResponses
+        self.captured = captured
         self.done = done
     }
 
@@ -81,7 +91,7 @@ final class MockTestClient: ReactorHandler {
                 guard case .success = result,
                       let session = try? H2ClientSession(configuration: .init(
                           authority: "127.0.0.1", maxStreams: 1000,
-                          capturedHeaders: H2CapturedHeaders(text: ResponseHeaderNames.apnsID, uuid: ResponseHeaderNames.uniqueID))),
+                          capturedHeaders: captured)),
                       (try? reactor.register(tls.socket.fd, interest: .readable, handler: self)) != nil else { return finish() }
                 self.session = session
                 pump()
@@ -94,7 +104,7 @@ final class MockTestClient: ReactorHandler {
         while next < requests.count, session.freeStreamSlots > 0 {
             let request = requests[next]
             guard (try? session.submit(path: request.path, headers: request.headers, body: request.body,
-                                       tag: UInt64(next), submittedAt: 0)) != nil else { break }
+                                       tag: UInt64(next), submittedAt: 0, method: request.method)) != nil else { break }
             next += 1
         }
         do {

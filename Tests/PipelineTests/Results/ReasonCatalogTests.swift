@@ -20,6 +20,7 @@ import TestSupport
         "MockAPNs",  // a configuration name
         "NaN",  // Prometheus' text for not-a-number
         "PostgreSQL", "MariaDB", "MySQL", "SQLite",  // database names, in cleanup's messages
+        "LiveActivity",  // a Live Activity channel's push-type, and a spelling of the broadcast push type
     ]
 
     @Test func everyReasonCaseLocalReasonAndBinaryStatusHasAnEntryOfItsKind() {

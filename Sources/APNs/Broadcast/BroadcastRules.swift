@@ -1,0 +1,87 @@
+/// Apple's rules for Live Activity broadcasts and channel management (iOS 18, docs/apns.md), one
+/// check per header over the raw header text, as `HeaderRules` holds them for device pushes. The
+/// mock applies them to each request; a sender may apply them to each row before sending. Each
+/// returns the reason APNs answers, or nil when the value is acceptable; a nil value means the
+/// header is absent. None of them allocates.
+public enum BroadcastRules {
+    /// The request header naming the channel (broadcast, read, delete) and the response header
+    /// carrying a new channel's id (create).
+    public static let channelIDHeader = "apns-channel-id"
+    /// The optional request id (a UUID), echoed in the answer; APNs makes one when absent.
+    public static let requestIDHeader = "apns-request-id"
+    /// The `apns-push-type` of a broadcast. Apple's pages write it three ways; all are accepted.
+    public static let pushTypeSpellings = ["liveactivity", "Liveactivity", "LiveActivity"]
+    /// The `push-type` of a channel, in a create body and a read answer.
+    public static let channelPushType = "LiveActivity"
+    /// Largest broadcast payload, in bytes.
+    public static let payloadBytes = 5120
+    /// Most channels an app may have in one environment.
+    public static let maxChannelsPerApp = 10_000
+
+    /// `apns-channel-id`: MissingChannelId when absent or empty, BadChannelId unless base64.
+    public static func checkChannelID(_ value: (some StringProtocol)?) -> Reason? {
+        guard let value, !value.isEmpty else { return .missingChannelId }
+        return isWellFormedChannelID(value) ? nil : .badChannelId
+    }
+
+    /// Whether `value` is base64 (RFC 4648's standard alphabet, padded to a multiple of 4
+    /// characters): every channel id APNs hands out is, whatever its length.
+    public static func isWellFormedChannelID(_ value: some StringProtocol) -> Bool {
+        let bytes = value.utf8
+        guard !bytes.isEmpty, bytes.count % 4 == 0 else { return false }
+        var padding = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
+            guard padding == 0, isBase64Digit(byte) else { return false }
+        }
+        return padding <= 2
+    }
+
+    private static func isBase64Digit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"): true
+        default: false
+        }
+    }
+
+    /// `apns-push-type` of a broadcast: MissingPushType when absent, InvalidPushType unless one of
+    /// `pushTypeSpellings`.
+    public static func checkPushType(_ value: (some StringProtocol)?) -> Reason? {
+        guard let value else { return .missingPushType }
+        return pushTypeSpellings.contains { $0.utf8.elementsEqual(value.utf8) } ? nil : .invalidPushType
+    }
+
+    /// `apns-priority`: "10", "5" or "1"; absent means 10 (BadPriority otherwise).
+    public static func checkPriority(_ value: String?) -> Reason? {
+        HeaderRules.checkPriority(value, pushType: .liveactivity)
+    }
+
+    /// `apns-expiration`, required on a broadcast: BadExpirationDate when absent or not seconds.
+    public static func checkExpiration(_ value: String?) -> Reason? {
+        guard let value else { return .badExpirationDate }
+        return HeaderRules.checkExpiration(value)
+    }
+
+    /// `apns-request-id`: a canonical lowercase UUID when present (BadMessageId).
+    public static func checkRequestID(_ value: String?) -> Reason? {
+        HeaderRules.checkAPNsID(value)
+    }
+
+    /// A broadcast body: PayloadEmpty, PayloadTooLarge over `payloadBytes`, BadRequestPayload
+    /// when it is not one JSON object.
+    public static func checkPayload(_ body: some Collection<UInt8>) -> Reason? {
+        if body.isEmpty { return .payloadEmpty }
+        if body.count > payloadBytes { return .payloadTooLarge }
+        return JSONValidator.validate(body) == nil ? nil : .badRequestPayload
+    }
+
+    /// A bundle id in a broadcast or channel path (or a broadcast's `apns-topic`) that carries a
+    /// push type's suffix (".push-type.liveactivity", ".voip", …): APNs answers TopicDisallowed.
+    public static func hasPushTypeSuffix(_ bundleID: some StringProtocol) -> Bool {
+        PushType.suffixed.contains { bundleID.utf8.count > $0.1.utf8.count && bundleID.hasSuffix($0.1) }
+    }
+}

@@ -1,0 +1,45 @@
+import APNs
+
+/// The answer to a broadcast or channel-management request, before it is sent.
+struct MockBroadcastAnswer {
+    /// What the request asked for: the record's `kind`.
+    enum Kind: String {
+        case broadcast
+        case create = "channel-create"
+        case read = "channel-read"
+        case delete = "channel-delete"
+        case list = "channel-list"
+        /// A path or method no endpoint takes.
+        case other
+    }
+
+    var kind: Kind
+    /// The HTTP status; 0 means the stream is refused (RST_STREAM REFUSED_STREAM) instead.
+    var status: Int
+    /// APNs' reason of an error answer.
+    var reason: Reason?
+    /// The bundle id of the path (empty when the path named none).
+    var bundleID: Substring = ""
+    /// The request's `apns-channel-id`, or the id a create made (sent back in `apns-channel-id`).
+    var channelID: String?
+    /// The request's `apns-request-id` when it had exactly one (echoed).
+    var requestID: String?
+    /// The request passed the authorization check (a connection's stream limit rises after the first).
+    var passedAuthorization = false
+    /// The signing key whose token verified (the record's `key_id`).
+    var key: Int?
+    /// A read's or a list's JSON.
+    var body: [UInt8] = []
+
+    init(kind: Kind, status: Int = 200) {
+        self.kind = kind
+        self.status = status
+    }
+
+    var isRefusal: Bool { status == 0 }
+
+    mutating func refuse(_ reason: Reason) {
+        status = reason.status
+        self.reason = reason
+    }
+}

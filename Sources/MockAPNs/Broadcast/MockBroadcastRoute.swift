@@ -1,0 +1,101 @@
+import Transport
+
+/// Which of the broadcast and channel-management endpoints a request's `:path` names
+/// (docs/apns.md, "Live Activity broadcast and channel management").
+enum MockBroadcastRoute: Equatable {
+    /// `/4/broadcasts/apps/<bundle id>`.
+    case broadcast(bundleID: Substring)
+    /// `/1/apps/<bundle id>/channels`: create (POST), read (GET), delete (DELETE).
+    case channels(bundleID: Substring)
+    /// `/1/apps/<bundle id>/all-channels`: list (GET).
+    case allChannels(bundleID: Substring)
+    /// Anything else: 404 BadPath.
+    case badPath
+
+    init(path: String) {
+        if let bundleID = Self.rest(of: path, after: "/4/broadcasts/apps/"), Self.isBundleID(bundleID) {
+            self = .broadcast(bundleID: bundleID)
+        } else if let rest = Self.rest(of: path, after: "/1/apps/"), let slash = rest.lastIndex(of: "/") {
+            let bundleID = rest[..<slash]
+            let resource = rest[rest.index(after: slash)...]
+            guard Self.isBundleID(bundleID) else {
+                self = .badPath
+                return
+            }
+            switch resource {
+            case "channels": self = .channels(bundleID: bundleID)
+            case "all-channels": self = .allChannels(bundleID: bundleID)
+            default: self = .badPath
+            }
+        } else {
+            self = .badPath
+        }
+    }
+
+    /// Whether `path` is one a push listener hands to the broadcast side (`/4/…`, `/1/…`): every
+    /// other path goes through the device-push checks. Two bytes compared, no `String` made.
+    static func isBroadcastOrChannelPath(_ path: String) -> Bool {
+        var bytes = path.utf8.makeIterator()
+        guard bytes.next() == UInt8(ascii: "/"), let digit = bytes.next() else { return false }
+        return (digit == UInt8(ascii: "4") || digit == UInt8(ascii: "1")) && bytes.next() == UInt8(ascii: "/")
+    }
+
+    var bundleID: Substring? {
+        switch self {
+        case .broadcast(let id), .channels(let id), .allChannels(let id): id
+        case .badPath: nil
+        }
+    }
+
+    /// The methods the endpoint takes (405 MethodNotAllowed for others).
+    func allows(method: String) -> Bool {
+        switch self {
+        case .broadcast: method == "POST"
+        case .channels: method == "POST" || method == "GET" || method == "DELETE"
+        case .allChannels: method == "GET"
+        case .badPath: true
+        }
+    }
+
+    private static func rest(of path: String, after prefix: String) -> Substring? {
+        path.hasPrefix(prefix) ? path.dropFirst(prefix.count) : nil
+    }
+
+    private static func isBundleID(_ text: Substring) -> Bool {
+        !text.isEmpty && !text.contains("/") && !text.contains("?")
+    }
+}
+
+/// Where the broadcast-side headers of a request are (field indices), each at most once.
+struct MockBroadcastHeaders {
+    var authorization: Int?
+    var topic: Int?
+    var pushType: Int?
+    var priority: Int?
+    var expiration: Int?
+    var channelID: Int?
+    var requestID: Int?
+
+    /// False when one of them is repeated (DuplicateHeaders).
+    mutating func collect(_ fields: H2RequestHeaders) -> Bool {
+        for index in fields.indices where fields.nameFirstByte(at: index) == UInt8(ascii: "a") {
+            let stored: Bool
+            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, index) }
+            else if fields.name(at: index, is: "apns-channel-id") { stored = Self.set(&channelID, index) }
+            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, index) }
+            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
+            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, index) }
+            else if fields.name(at: index, is: "apns-request-id") { stored = Self.set(&requestID, index) }
+            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, index) }
+            else { continue }
+            if !stored { return false }
+        }
+        return true
+    }
+
+    private static func set(_ slot: inout Int?, _ index: Int) -> Bool {
+        guard slot == nil else { return false }
+        slot = index
+        return true
+    }
+}
