@@ -1,3 +1,4 @@
+import APNs
 import ArgumentParser
 import Foundation
 import Transport
@@ -12,28 +13,25 @@ enum ChannelManagementAPI {
     static let sandbox = Endpoint(host: "api-manage-broadcast.sandbox.push.apple.com", port: 2195)
 
     /// The header that names a channel: APNs' answer to a create, and the request's on read and delete.
-    static let channelIDHeader = "apns-channel-id"
-    /// The channel kind every request names (Apple spells it so in the create body).
-    static let pushType = "LiveActivity"
+    static let channelIDHeader = BroadcastRules.channelIDHeader
     /// At most this many channels per app and environment (then 400 CannotCreateChannelConfig).
-    static let channelLimit = 10_000
+    static let channelLimit = BroadcastRules.maxChannelsPerApp
     /// An answer is kept up to this size: a list of every channel of an app is the longest.
     static let maxAnswerBytes = 4 << 20
 
-    /// What APNs keeps of a channel's messages; fixed when the channel is made.
-    enum StoragePolicy: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// `--storage-policy`: what APNs keeps of a channel's messages, fixed when the channel is made.
+    /// Not CaseIterable: --help would list the values in a parenthesis of its own, the help text names them.
+    enum StoragePolicy: String, ExpressibleByArgument, Sendable {
         /// No message stored (policy 0): a higher publishing budget; every broadcast needs expiration 0.
         case noStorage = "no-storage"
         /// The most recent message stored, for up to 8 hours (policy 1).
         case mostRecent = "most-recent"
 
-        /// `message-storage-policy` on the wire.
-        var wireValue: Int { self == .noStorage ? 0 : 1 }
+        var policy: ChannelStoragePolicy { self == .noStorage ? .noMessageStored : .mostRecentMessageStored }
     }
 
     static func create(bundleID: String, policy: StoragePolicy) -> ManagementRequest {
-        ManagementRequest(method: "POST", path: channelsPath(bundleID), headers: [],
-                          body: Array(#"{"message-storage-policy":\#(policy.wireValue),"push-type":"\#(pushType)"}"#.utf8))
+        ManagementRequest(method: "POST", path: channelsPath(bundleID), headers: [], body: Array(policy.policy.channelJSON.utf8))
     }
 
     static func read(bundleID: String, channelID: String) -> ManagementRequest {
@@ -66,7 +64,7 @@ enum ChannelManagementAPI {
     /// nil when the body is not that.
     static func showLine(channelID: String, body: [UInt8]) -> String? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-              let policy = object["message-storage-policy"] as? Int, policy == 0 || policy == 1,
+              let policy = object["message-storage-policy"] as? Int, ChannelStoragePolicy(rawValue: policy) != nil,
               let pushType = object["push-type"] as? String else { return nil }
         return #"{"channel_id":\#(jsonString(channelID)),"message_storage_policy":\#(policy),"#
             + #""push_type":\#(jsonString(pushType))}"#
@@ -95,9 +93,9 @@ enum ChannelManagementAPI {
     /// into the request's path, so only a bundle ID's characters (letters, digits, '.', '-').
     static func problem(bundleID: String) -> String? {
         if bundleID.isEmpty { return "--bundle-id is empty; give the app's bundle ID, e.g. com.example.app" }
-        if bundleID.hasSuffix(".push-type.liveactivity") {
-            return "--bundle-id \(bundleID): give the app's bundle ID without the .push-type.liveactivity suffix "
-                + "(channels belong to the app)"
+        if BroadcastRules.hasPushTypeSuffix(bundleID) {
+            return "--bundle-id \(bundleID): give the app's bundle ID without its push type's suffix "
+                + "(channels belong to the app; APNs would answer TopicDisallowed)"
         }
         guard bundleID.utf8.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }) else {
             return "--bundle-id \(bundleID): a bundle ID holds only letters, digits, '.' and '-'; give the app's, e.g. com.example.app"
@@ -106,13 +104,12 @@ enum ChannelManagementAPI {
     }
 
     /// What is wrong with `channelID` as a channel ID, nil when nothing: APNs' IDs are base64
-    /// text, given back exactly as `channels create` or `channels list` printed them.
+    /// text (APNs' `BroadcastRules`), given back exactly as `channels create` or `channels list` printed them.
     static func problem(channelID: String) -> String? {
         if channelID.isEmpty { return "--channel-id is empty; give a channel ID as channels create or channels list printed it" }
-        guard channelID.utf8.allSatisfy({ isASCIIAlphanumeric($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
-            || $0 == UInt8(ascii: "=") }) else {
-            return "--channel-id \(channelID): not a channel ID, which is base64 text (letters, digits, '+', '/', '='); "
-                + "give it exactly as channels create or channels list printed it"
+        guard BroadcastRules.isWellFormedChannelID(channelID) else {
+            return "--channel-id \(channelID): not a channel ID, which is base64 text (letters, digits, '+' and '/', "
+                + "padded with '=' to a multiple of 4); give it exactly as channels create or channels list printed it"
         }
         return nil
     }

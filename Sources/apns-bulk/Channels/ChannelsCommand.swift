@@ -12,8 +12,8 @@ struct ChannelsCommand: ParsableCommand {
             to it. An app keeps up to 10,000 channels per environment, on Apple's \
             channel-management hosts: api-manage-broadcast.push.apple.com:2196 for \
             production, api-manage-broadcast.sandbox.push.apple.com:2195 for sandbox. Each \
-            subcommand takes the app's credential as send does (a signing key or a client \
-            certificate), --environment, --endpoint, --ca-file and --proxy.
+            subcommand takes the app's credential as send does, a signing key or a client \
+            certificate, and --environment, --endpoint, --ca-file and --proxy.
 
             Channel IDs go to stdout, one a line, exactly as APNs gave them; refusals, each \
             with APNs' reason and what it means, go to stderr. A 429 or 5xx is tried again \

@@ -15,8 +15,8 @@ struct ChannelsCreateCommand: ParsableCommand {
         discussion: """
             Prints each new channel's ID on its own line, as APNs returned it, as soon as \
             it is made. The storage policy is fixed for the channel's life: no-storage \
-            keeps no message (a higher publishing budget; every broadcast to it needs \
-            expiration 0), most-recent keeps the latest message for up to 8 hours.
+            keeps no message, for a higher publishing budget, and every broadcast to it \
+            needs expiration 0; most-recent keeps the latest message for up to 8 hours.
 
             A refusal, such as 400 CannotCreateChannelConfig once the app has 10,000 \
             channels, stops the command: APNs' reason and its meaning go to stderr, the \
@@ -24,7 +24,7 @@ struct ChannelsCreateCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .customLong("storage-policy"), help: "What APNs keeps of each channel's messages, for its life.")
+    @Option(name: .customLong("storage-policy"), help: "no-storage or most-recent: what APNs keeps of each channel's messages.")
     var storagePolicy: ChannelManagementAPI.StoragePolicy = .mostRecent
     @Option(help: "How many channels to create, at most 10,000.")
     var count = 1

@@ -7,7 +7,7 @@ struct ChannelsDeleteCommand: ParsableCommand {
         commandName: "delete",
         abstract: "Delete channels; each ID deleted is printed.",
         usage: "apns-bulk channels delete --bundle-id <bundle-id>\n"
-            + "       --channel-id <channel-id> [--channel-id <channel-id> ...]\n"
+            + "       --channel-id <channel-id> ...\n"
             + "       [--key-file <key-file> --key-id <key-id> --team-id <team-id>]\n"
             + "       [--cert-file <cert-file> --cert-key-file <key-file>]\n"
             + "       [--p12-file <p12-file>] [--endpoint <endpoint>] [<options>]",
@@ -15,7 +15,7 @@ struct ChannelsDeleteCommand: ParsableCommand {
             Deletes every channel named, and prints each deleted ID on its own line. A \
             deleted channel is gone for good: its ID never comes back, and devices \
             subscribed to it hear no more. A channel that APNs refuses to delete, such as \
-            one it does not know (ChannelNotRegistered), is named on stderr with APNs' \
+            one it does not know, ChannelNotRegistered, is named on stderr with APNs' \
             reason and its meaning; the others are still deleted, and the exit status is 2.
             """
     )

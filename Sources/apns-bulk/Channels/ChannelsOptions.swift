@@ -3,7 +3,7 @@ import ArgumentParser
 /// The flags every `channels` subcommand takes: the app, the credential (send's flags, read by
 /// send's code: `SendCredentials`), and where its channels are managed.
 struct ChannelsOptions: ParsableArguments, CredentialFlags {
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle ID, whose channels these are (no .push-type suffix).")
+    @Option(name: .customLong("bundle-id"), help: "The app's bundle ID, whose channels these are, without a .push-type suffix.")
     var bundleID: String
 
     // Credentials: one key or one certificate.
@@ -29,7 +29,7 @@ struct ChannelsOptions: ParsableArguments, CredentialFlags {
     var endpoint: String?
     @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it. Default: none; the system's trust store alone.")
     var caFile: String?
-    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT; --proxy '' connects directly. Default: https_proxy or HTTPS_PROXY when set (and no_proxy or NO_PROXY does not exempt the host).")
+    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT; --proxy '' connects directly. Default: https_proxy or HTTPS_PROXY when set, unless no_proxy or NO_PROXY exempts the host.")
     var proxy: String?
 
     /// `channels` reads keys from the command line only.

@@ -42,8 +42,8 @@ struct ChannelsShowCommand: ParsableCommand {
         discussion: """
             Prints {"channel_id": ID, "message_storage_policy": 0 or 1, "push_type": \
             "LiveActivity"} on one line, with APNs' values: policy 0 stores no message, 1 \
-            the most recent. A channel APNs does not know (deleted, or another \
-            environment's) is named on stderr with APNs' reason, ChannelNotRegistered, and \
+            the most recent. A channel APNs does not know, deleted or another \
+            environment's, is named on stderr with APNs' reason, ChannelNotRegistered, and \
             the exit status is 2.
             """
     )
