@@ -1,5 +1,3 @@
-import Transport
-
 /// Which of the broadcast and channel-management endpoints a request's `:path` names
 /// (docs/apns.md, "Live Activity broadcast and channel management").
 enum MockBroadcastRoute: Equatable {
@@ -63,39 +61,5 @@ enum MockBroadcastRoute: Equatable {
 
     private static func isBundleID(_ text: Substring) -> Bool {
         !text.isEmpty && !text.contains("/") && !text.contains("?")
-    }
-}
-
-/// Where the broadcast-side headers of a request are (field indices), each at most once.
-struct MockBroadcastHeaders {
-    var authorization: Int?
-    var topic: Int?
-    var pushType: Int?
-    var priority: Int?
-    var expiration: Int?
-    var channelID: Int?
-    var requestID: Int?
-
-    /// False when one of them is repeated (DuplicateHeaders).
-    mutating func collect(_ fields: H2RequestHeaders) -> Bool {
-        for index in fields.indices where fields.nameFirstByte(at: index) == UInt8(ascii: "a") {
-            let stored: Bool
-            if fields.name(at: index, is: "authorization") { stored = Self.set(&authorization, index) }
-            else if fields.name(at: index, is: "apns-channel-id") { stored = Self.set(&channelID, index) }
-            else if fields.name(at: index, is: "apns-push-type") { stored = Self.set(&pushType, index) }
-            else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
-            else if fields.name(at: index, is: "apns-priority") { stored = Self.set(&priority, index) }
-            else if fields.name(at: index, is: "apns-request-id") { stored = Self.set(&requestID, index) }
-            else if fields.name(at: index, is: "apns-topic") { stored = Self.set(&topic, index) }
-            else { continue }
-            if !stored { return false }
-        }
-        return true
-    }
-
-    private static func set(_ slot: inout Int?, _ index: Int) -> Bool {
-        guard slot == nil else { return false }
-        slot = index
-        return true
     }
 }

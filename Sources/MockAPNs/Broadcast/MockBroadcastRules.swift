@@ -53,7 +53,7 @@ final class MockBroadcastRules {
         // The kind names what was asked for, even of a listener that does not serve it.
         var answer = MockBroadcastAnswer(kind: Self.kind(route, method: method))
         if !role.serves(route) { route = .badPath }
-        var headers = MockBroadcastHeaders()
+        var headers = MockRequestHeaders()
         let unique = headers.collect(fields)
         if unique {
             answer.requestID = headers.requestID.map { fields.value(at: $0) }
@@ -88,7 +88,7 @@ final class MockBroadcastRules {
     }
 
     /// The checks every request of the broadcast side takes, then a broadcast's headers and body.
-    private func check(_ route: MockBroadcastRoute, method: String, unique: Bool, headers: MockBroadcastHeaders,
+    private func check(_ route: MockBroadcastRoute, method: String, unique: Bool, headers: MockRequestHeaders,
                        fields: H2RequestHeaders, body: (bytes: [UInt8], length: Int),
                        connection: inout MockConnectionAuth, now: Int64,
                        into answer: inout MockBroadcastAnswer) -> Reason? {

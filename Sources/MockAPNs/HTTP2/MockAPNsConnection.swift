@@ -54,13 +54,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
                             keyID: answer.key.map { server.rules.keyID($0) },
                             payload: server.configuration.recordPayloads ? request.body : nil)
         }
-        adjustStreams(status: answer.status, passedAuthorization: answer.passedAuthorization, on: connection)
-        goawayIfDue(request.streamID, on: connection)
-        if answer.isRefusal {
-            server.stats.refusedStreams += 1
-            connection.refuse(streamID: request.streamID)
-        } else {
-            server.stats.count(status: answer.status, reason: answer.reason)
+        if settle(status: answer.status, reason: answer.reason, passedAuthorization: answer.passedAuthorization,
+                  streamID: request.streamID, on: connection) {
             send(answer, apnsID: apnsID, streamID: request.streamID, on: connection)
         }
         stallOrResetIfDue(on: connection)
@@ -82,13 +77,8 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
                                      keyID: answer.key.map { server.rules.keyID($0) },
                                      payload: recordPayloads ? request.body : nil)
         }
-        adjustStreams(status: answer.status, passedAuthorization: answer.passedAuthorization, on: connection)
-        goawayIfDue(request.streamID, on: connection)
-        if answer.isRefusal {
-            server.stats.refusedStreams += 1
-            connection.refuse(streamID: request.streamID)
-        } else {
-            server.stats.count(status: answer.status, reason: answer.reason?.name)
+        if settle(status: answer.status, reason: answer.reason?.name, passedAuthorization: answer.passedAuthorization,
+                  streamID: request.streamID, on: connection) {
             let reply = MockBroadcastReply(answer, requestID: requestID, random: &server.random,
                                            sendsUniqueID: answer.status == 200 && answer.kind == .broadcast || sandbox)
             let streamID = request.streamID
@@ -102,6 +92,22 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             }
         }
         stallOrResetIfDue(on: connection)
+    }
+
+    /// What every answer takes before it is sent: the stream ramp (or throttle), the GOAWAY due
+    /// after this request, and the statistics, or the refusal of the stream (status 0). True when
+    /// the answer is to be sent.
+    private func settle(status: Int, reason: String?, passedAuthorization: Bool, streamID: Int32,
+                        on connection: H2ServerConnection) -> Bool {
+        adjustStreams(status: status, passedAuthorization: passedAuthorization, on: connection)
+        goawayIfDue(streamID, on: connection)
+        if status == 0 {
+            server.stats.refusedStreams += 1
+            connection.refuse(streamID: streamID)
+            return false
+        }
+        server.stats.count(status: status, reason: reason)
+        return true
     }
 
     private func goawayIfDue(_ streamID: Int32, on connection: H2ServerConnection) {

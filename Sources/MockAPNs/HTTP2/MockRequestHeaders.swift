@@ -1,6 +1,7 @@
 import Transport
 
-/// Where the `authorization` and `apns-*` headers of a request are (field indices), each at most once.
+/// Where the `authorization` and `apns-*` headers of a request are (field indices), each at most once:
+/// a device push's, and a broadcast's or channel request's (`apns-channel-id`, `apns-request-id`).
 struct MockRequestHeaders {
     var authorization: Int?
     var topic: Int?
@@ -9,6 +10,8 @@ struct MockRequestHeaders {
     var expiration: Int?
     var apnsID: Int?
     var collapseID: Int?
+    var channelID: Int?
+    var requestID: Int?
 
     /// False when one of them is repeated (DuplicateHeaders). Names are compared as bytes; no
     /// `String` is made here.
@@ -24,6 +27,8 @@ struct MockRequestHeaders {
             else if fields.name(at: index, is: "apns-expiration") { stored = Self.set(&expiration, index) }
             else if fields.name(at: index, is: "apns-id") { stored = Self.set(&apnsID, index) }
             else if fields.name(at: index, is: "apns-collapse-id") { stored = Self.set(&collapseID, index) }
+            else if fields.name(at: index, is: "apns-channel-id") { stored = Self.set(&channelID, index) }
+            else if fields.name(at: index, is: "apns-request-id") { stored = Self.set(&requestID, index) }
             else { continue }
             if !stored { return false }
         }

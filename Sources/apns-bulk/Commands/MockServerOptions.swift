@@ -93,7 +93,7 @@ struct MockServerOptions: ParsableArguments {
     @Option(name: .customLong("management-listen"), help: "Serve Live Activity channel management (/1/apps/...) on a listener of its own at HOST:PORT, as Apple's management hosts are apart from the push hosts; --listen then serves device pushes and broadcasts only. Default: none; --listen serves all three.")
     var managementListen: String?
 
-    @Option(name: .customLong("max-channels"), help: "Live Activity channels kept per app; one more create is answered 400 CannotCreateChannelConfig.")
+    @Option(name: .customLong("max-channels"), help: "Live Activity channels kept per app; one more create is 400 CannotCreateChannelConfig.")
     var maxChannels = BroadcastRules.maxChannelsPerApp
 
     @Flag(name: .customLong("admit-any-channel"), help: "Take a broadcast to any well-formed (base64) channel id as to an existing channel that stores the most recent message, created or not. Read and delete still know only the channels created.")

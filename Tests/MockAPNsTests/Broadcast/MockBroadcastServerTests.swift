@@ -8,21 +8,14 @@ import Transport
 /// Broadcasts and channel management served by the in-process mock over real TLS on 127.0.0.1,
 /// driven by `MockTestClient`: the answers' statuses, headers and bodies as a client reads them.
 @Suite(.serialized) struct MockBroadcastServerTests {
-    let tokens: TokenFixture
-    let jwt: String
+    /// The device-push suite's server setup: a verified key, `com.example.app`, an ephemeral CA.
+    let base: MockAPNsServerTests
+    var jwt: String { base.jwt }
 
-    init() throws {
-        tokens = try TokenFixture()
-        jwt = try tokens.token(issuedAt: now)
-    }
+    init() throws { base = try MockAPNsServerTests() }
 
     func start(_ adjust: (inout MockAPNsConfiguration) -> Void = { _ in }) throws -> MockAPNsServer {
-        var configuration = MockAPNsConfiguration()
-        configuration.authentication = .token(try tokens.verifier())
-        configuration.topics = [BroadcastRequests.app]
-        configuration.identity = .ephemeral(hosts: ["127.0.0.1"])
-        adjust(&configuration)
-        return try MockAPNsServer.start(configuration)
+        try base.start(adjust)
     }
 
     static let channelHeader = H2CapturedHeaders(text: BroadcastRules.channelIDHeader)
