@@ -77,7 +77,8 @@ import TestSupport
         let ids = Self.lines(try rig.channels("create", ["--count", "2"]).stdout)
         try #require(ids.count == 2)
         let unknown = "dW5rbm93bi1jaGFubmVs"
-        let deleted = try rig.channels("delete", ["--channel-id", ids[0], "--channel-id", unknown, "--channel-id", ids[1]])
+        // The unknown one first: it is answered before the others are sent.
+        let deleted = try rig.channels("delete", ["--channel-id", unknown, "--channel-id", ids[0], "--channel-id", ids[1]])
         #expect(deleted.status == 2)
         #expect(Set(Self.lines(deleted.stdout)) == Set(ids), "each known one deleted and printed: \(deleted.stdout)")
         let complaints = Self.lines(deleted.stderr)
@@ -113,6 +114,16 @@ import TestSupport
         let ids = Self.lines(created.stdout)
         #expect(ids.count == 7 && Set(ids).count == 7, "\(created.stdout)")
         #expect(Set(Self.lines(try rig.channels("list").stdout)) == Set(ids))
+    }
+
+    @Test func aListOfAThousandChannelsIsPrintedWhole() throws {
+        let rig = try Rig()
+        defer { rig.mock.stop() }
+        let created = try rig.channels("create", ["--count", "1000"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let listed = try rig.channels("list")
+        #expect(listed.status == 0, "an answer of ~30 KB, past APNs' error bodies: \(listed.stderr)")
+        #expect(Self.lines(listed.stdout).count == 1000 && Set(Self.lines(listed.stdout)) == Set(Self.lines(created.stdout)))
     }
 
     @Test func certificateAuthManagesChannelsToo() throws {
