@@ -66,25 +66,12 @@ enum ChannelManagementAPI {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
               let policy = object["message-storage-policy"] as? Int, ChannelStoragePolicy(rawValue: policy) != nil,
               let pushType = object["push-type"] as? String else { return nil }
-        return #"{"channel_id":\#(jsonString(channelID)),"message_storage_policy":\#(policy),"#
-            + #""push_type":\#(jsonString(pushType))}"#
-    }
-
-    /// `text` as a JSON string, slashes left as they are (a base64 channel ID keeps its `/`).
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
+        // The keys sort in the order the line has them; a base64 ID keeps its '/' unescaped.
+        let line: [String: Any] = ["channel_id": channelID, "message_storage_policy": policy, "push_type": pushType]
+        guard let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return nil
         }
-        return out + "\""
+        return String(decoding: data, as: UTF8.self)
     }
 
     // MARK: Local checks
