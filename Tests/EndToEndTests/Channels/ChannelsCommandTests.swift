@@ -126,6 +126,17 @@ import TestSupport
         #expect(Self.lines(listed.stdout).count == 1000 && Set(Self.lines(listed.stdout)) == Set(Self.lines(created.stdout)))
     }
 
+    @Test func channelsGoThroughTheProxyGiven() throws {
+        let rig = try Rig()
+        defer { rig.mock.stop() }
+        let proxy = try TinyproxyProcess(scratch: rig.scratch, connectPorts: [rig.mock.port])
+        defer { proxy.stop() }
+        let created = try rig.channels("create", ["--count", "2", "--proxy", proxy.url])
+        #expect(created.status == 0 && Self.lines(created.stdout).count == 2, "\(created.stderr)")
+        #expect(proxy.connectRequests.count == 1 && proxy.connectRequests[0].contains("CONNECT 127.0.0.1:\(rig.mock.port)"),
+                "\(proxy.log)")
+    }
+
     @Test func certificateAuthManagesChannelsToo() throws {
         let scratch = try TemporaryDirectory()
         let client = try SendModesTests.ClientCertificate(scratch: scratch)
