@@ -36,13 +36,16 @@ struct ChannelsCreateCommand: ParsableCommand {
             throw RunFailure.usage("--count \(count): give 1 to \(limit); APNs keeps at most \(limit) channels per app and environment")
         }
         let request = ChannelManagementAPI.create(bundleID: options.bundleID, policy: storagePolicy)
-        let tally = Mutex<(created: Int, problem: String?)>((0, nil))
+        let tally = Mutex<(created: Int, resentAfterLoss: Int, problem: String?)>((0, 0, nil))
         let stop = try options.exchange(Array(repeating: request, count: count), stopAtFirstRefusal: true) { _, answer in
             switch answer {
-            case .accepted(_, let channelID?, _) where !channelID.isEmpty:
+            case .accepted(_, let channelID?, _, let afterLoss) where !channelID.isEmpty:
                 writeStandardOutput(channelID + "\n")
-                tally.withLock { $0.created += 1 }
-            case .accepted(let status, _, _):
+                tally.withLock {
+                    $0.created += 1
+                    if afterLoss { $0.resentAfterLoss += 1 }
+                }
+            case .accepted(let status, _, _, _):
                 tally.withLock {
                     $0.problem = $0.problem ?? "APNs answered \(status) without an apns-channel-id header, so a channel may "
                         + "have been made whose ID is unknown; see channels list"
@@ -52,7 +55,12 @@ struct ChannelsCreateCommand: ParsableCommand {
                 tally.withLock { $0.problem = $0.problem ?? ChannelsReport.clause(failure) }
             }
         }
-        let (created, problem) = tally.withLock { $0 }
+        let (created, resentAfterLoss, problem) = tally.withLock { $0 }
+        if resentAfterLoss > 0 {
+            // A create is not idempotent: the lost attempt may have made a channel whose ID never came back.
+            writeStandardError("warning: \(resentAfterLoss) create requests were lost with their connection and sent again; "
+                               + "each lost one may have made a channel whose ID was never printed: compare channels list\n")
+        }
         guard let why = stop?.message ?? problem else { return }
         throw RunFailure(message: "channels create: \(ChannelsReport.clause(why)); \(created) of \(count) channels created"
                          + (created > 0 ? " (their IDs are on stdout)" : ""), status: 2)

@@ -74,7 +74,7 @@ enum ChannelsReading {
         guard let answer = found.withLock({ $0 }) else {
             throw RunFailure(message: "\(what): no answer from APNs", status: 2)
         }
-        if case .accepted(_, _, let body) = answer { return body }
+        if case .accepted(_, _, let body, _) = answer { return body }
         throw RunFailure(message: "\(what): " + ChannelsReport.clause(ChannelsReport.failure(answer) ?? ""), status: 2)
     }
 

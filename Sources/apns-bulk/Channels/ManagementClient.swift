@@ -26,7 +26,8 @@ struct ManagementTarget: Sendable {
 /// APNs' final word on one request, after the retries a 429 or 5xx earns.
 enum ManagementAnswer: Sendable, Equatable {
     /// 2xx: the status, the `apns-channel-id` APNs sent (a create's new channel) and the body.
-    case accepted(status: Int, channelID: String?, body: [UInt8])
+    /// `afterLoss`: an earlier attempt was lost with its connection, and may have been carried out too.
+    case accepted(status: Int, channelID: String?, body: [UInt8], afterLoss: Bool)
     /// Refused for good: a 4xx, or a 429 or 5xx still on the last attempt. `reason` is APNs'
     /// word (nil when its body had none); `afterLoss`: an earlier attempt was lost with its
     /// connection, so it may have been carried out.

@@ -181,7 +181,8 @@ final class ManagementExchange: ClientConnectionDelegate {
         let index = sent.index
         attempts[index] += 1
         if (200...299).contains(response.status) {
-            return final(index, .accepted(status: response.status, channelID: response.apnsID, body: response.body))
+            return final(index, .accepted(status: response.status, channelID: response.apnsID, body: response.body,
+                                          afterLoss: lostBefore[index]))
         }
         let reasonText = Response(status: response.status, apnsID: nil, body: response.body).reasonText
         let disposition = Disposition(status: response.status, reason: reasonText.flatMap { Reason(name: $0) })

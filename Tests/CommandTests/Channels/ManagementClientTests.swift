@@ -91,7 +91,7 @@ import Transport
         defer { rig.server.stop() }
         let (answers, stop) = rig.run([Self.create])
         #expect(stop == nil)
-        #expect(answers[0] == .accepted(status: 201, channelID: "bmV3LWNoYW5uZWw=", body: []))
+        #expect(answers[0] == .accepted(status: 201, channelID: "bmV3LWNoYW5uZWw=", body: [], afterLoss: false))
         #expect(rig.received.count == 3)
     }
 
@@ -120,7 +120,7 @@ import Transport
         defer { rig.server.stop() }
         let (answers, stop) = rig.run([ChannelManagementAPI.listAll(bundleID: "com.example.app")])
         #expect(stop == nil)
-        #expect(answers[0] == .accepted(status: 200, channelID: nil, body: []))
+        #expect(answers[0] == .accepted(status: 200, channelID: nil, body: [], afterLoss: false))
         let tokens = rig.received.requests.withLock { $0.map(\.authorization) }
         #expect(tokens.count == 2 && tokens[0] != nil && tokens[1] != nil && tokens[0] != tokens[1], "a fresh token the second time")
         #expect(tokens.allSatisfy { $0?.hasPrefix("bearer ") == true })
@@ -139,8 +139,9 @@ import Transport
         defer { rig.server.stop() }
         let (answers, stop) = rig.run([Self.create, Self.create])
         #expect(stop == nil)
-        #expect(answers[0] == .accepted(status: 201, channelID: "Zmlyc3Q=", body: []))
-        #expect(answers[1] == .accepted(status: 201, channelID: "c2Vjb25k", body: []))
+        #expect(answers[0] == .accepted(status: 201, channelID: "Zmlyc3Q=", body: [], afterLoss: false))
+        #expect(answers[1] == .accepted(status: 201, channelID: "c2Vjb25k", body: [], afterLoss: true),
+                "said, for a create is not idempotent")
         #expect(rig.server.connectionsAccepted == 2)
     }
 

@@ -116,6 +116,18 @@ import TestSupport
         #expect(Set(Self.lines(try rig.channels("list").stdout)) == Set(ids))
     }
 
+    @Test func aConnectionResetMidwayIsSurvivedAndTheResentCreatesAreSaid() throws {
+        let rig = try Rig(mockFlags: ["--reset-after", "3"])
+        defer { rig.mock.stop() }
+        let created = try rig.channels("create", ["--count", "5"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let ids = Self.lines(created.stdout)
+        #expect(ids.count == 5 && Set(ids).count == 5, "\(created.stdout)")
+        #expect(Self.isOneLine(created.stderr) && created.stderr.hasPrefix("warning: ")
+                && created.stderr.contains("sent again") && created.stderr.contains("channels list"), "\(created.stderr)")
+        #expect(Set(ids).isSubset(of: Set(Self.lines(try rig.channels("list").stdout))))
+    }
+
     @Test func aListOfAThousandChannelsIsPrintedWhole() throws {
         let rig = try Rig()
         defer { rig.mock.stop() }
