@@ -18,6 +18,10 @@ struct MockBroadcastAnswer {
     var status: Int
     /// APNs' reason of an error answer.
     var reason: Reason?
+    /// A `--respond-file` reason (any text), when the answer is scripted.
+    var scriptedReason: String?
+    /// The reason as the answer's body, the record and the counters spell it.
+    var reasonText: String? { reason?.name ?? scriptedReason }
     /// The bundle id of the path (empty when the path named none).
     var bundleID: Substring = ""
     /// The request's `apns-channel-id`, or the id a create made (sent back in `apns-channel-id`).

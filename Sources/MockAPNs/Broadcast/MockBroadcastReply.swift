@@ -19,8 +19,8 @@ struct MockBroadcastReply {
         if answer.kind == .create, answer.status == 201, let id = answer.channelID {
             headers.append(H2Header(BroadcastRules.channelIDHeader, id, indexing: .neverIndexed))
         }
-        if let reason = answer.reason, answer.status >= 300 {
-            body = Response.errorBody(reasonText: reason.name, timestamp: nil)
+        if let reason = answer.reasonText, answer.status >= 300 {
+            body = Response.errorBody(reasonText: reason, timestamp: nil)
         } else {
             body = answer.body
         }

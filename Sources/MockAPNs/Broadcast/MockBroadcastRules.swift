@@ -33,6 +33,8 @@ final class MockBroadcastRules {
     private let admitAnyChannel: Bool
     private let disabledApps: Set<String>
     private let countsAttempts: Bool
+    /// `--respond-file` lines naming channel ids.
+    private let scripted: [String: MockAPNsConfiguration.ScriptedAnswer]
     /// Attempts per channel id, for the fault draws (counted only when a fault needs them).
     private var attempts: [String: UInt32] = [:]
 
@@ -44,6 +46,7 @@ final class MockBroadcastRules {
         admitAnyChannel = configuration.admitAnyChannel
         disabledApps = configuration.broadcastDisabledApps
         countsAttempts = configuration.needsAttemptNumbers
+        scripted = configuration.scripted
     }
 
     /// Decides the answer to a complete request; `random` makes new channel ids.
@@ -127,6 +130,12 @@ final class MockBroadcastRules {
         if countsAttempts {
             attempt = (attempts[channelID] ?? 0) &+ 1
             attempts[channelID] = attempt
+        }
+        if let scripted = scripted[channelID], scripted.times.map({ Int(attempt) <= $0 }) ?? true {
+            answer.status = scripted.status
+            answer.reason = nil
+            if scripted.status != 200 { answer.scriptedReason = scripted.reason }
+            return
         }
         if let fault = rules.randomFault(key: channelID, attempt: attempt) {
             answer.status = fault.status

@@ -73,11 +73,11 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             recorder.recordBroadcast(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                                      stream: request.streamID, kind: answer.kind.rawValue, bundleID: answer.bundleID,
                                      channelID: answer.channelID, requestID: requestID, status: answer.status,
-                                     reason: answer.isRefusal ? "RefusedStream" : answer.reason?.name,
+                                     reason: answer.isRefusal ? "RefusedStream" : answer.reasonText,
                                      keyID: answer.key.map { server.rules.keyID($0) },
                                      payload: recordPayloads ? request.body : nil)
         }
-        if settle(status: answer.status, reason: answer.reason?.name, passedAuthorization: answer.passedAuthorization,
+        if settle(status: answer.status, reason: answer.reasonText, passedAuthorization: answer.passedAuthorization,
                   streamID: request.streamID, on: connection) {
             let reply = MockBroadcastReply(answer, requestID: requestID, random: &server.random,
                                            sendsUniqueID: answer.status == 200 && answer.kind == .broadcast || sandbox)

@@ -56,7 +56,7 @@ public struct MockAPNsConfiguration: Sendable {
     public var topics: Set<String> = []
     /// Dead tokens (lowercase hex) and the 410 timestamp (ms) of each.
     public var unregistered: [String: Int64] = [:]
-    /// Scripted answers by device token (lowercase hex).
+    /// Scripted answers by device token (lowercase hex), or by channel id (as written) for broadcasts.
     public var scripted: [String: ScriptedAnswer] = [:]
     /// SETTINGS_MAX_CONCURRENT_STREAMS once a connection is authorized (`--max-streams`).
     public var maxStreams = 1000

@@ -26,7 +26,8 @@ public enum MockAPNsFiles {
         return tokens
     }
 
-    /// `--respond-file`: lines `device_token,status,reason[,times]`.
+    /// `--respond-file`: lines `device_token,status,reason[,times]`; the first field may be a Live
+    /// Activity channel id (base64, kept as written) instead, for broadcasts to that channel.
     public static func scripted(path: String) throws(MockAPNsError) -> [String: MockAPNsConfiguration.ScriptedAnswer] {
         var answers: [String: MockAPNsConfiguration.ScriptedAnswer] = [:]
         for (number, line) in try lines(path, flag: "--respond-file") {
@@ -34,7 +35,7 @@ public enum MockAPNsFiles {
             guard parts.count == 3 || parts.count == 4 else {
                 throw .file(path: path, line: number, problem: "expected device_token,status,reason[,times], found \(parts.count) fields")
             }
-            let token = try deviceToken(parts[0], path: path, line: number)
+            let token = try deviceTokenOrChannelID(parts[0], path: path, line: number)
             guard let status = Int(parts[1]), (200...599).contains(status) else {
                 throw .file(path: path, line: number, problem: "status \"\(parts[1])\" is not an HTTP status (200-599)")
             }
@@ -89,6 +90,11 @@ public enum MockAPNsFiles {
             throw .file(path: path, line: line, problem: error.description)
         }
         return text.lowercased()
+    }
+
+    private static func deviceTokenOrChannelID(_ text: String, path: String, line: Int) throws(MockAPNsError) -> String {
+        if DeviceToken.check(hex: text) != nil, BroadcastRules.isWellFormedChannelID(text) { return text }
+        return try deviceToken(text, path: path, line: line)
     }
 
     private static func trimmed(_ text: some StringProtocol) -> String {

@@ -1,5 +1,7 @@
 import APNs
+import Foundation
 import Testing
+import TestSupport
 import Transport
 @testable import MockAPNs
 
@@ -101,7 +103,7 @@ import Transport
             #expect(answer.status == reason.status, "\(name)")
         }
         let first = mock.create(policy: 0), second = mock.create(policy: 1)
-        #expect([first.status, second.status] == [201, 201])
+        #expect(first.status == 201 && second.status == 201)
         #expect(first.channelID != second.channelID)
         let third = mock.create()
         #expect(third.reason == .cannotCreateChannelConfig)
@@ -141,6 +143,24 @@ import Transport
         #expect(refusing.broadcast(channel: refusing.newChannel()).isRefusal)
         // A rejected broadcast draws no fault: the checks come first.
         #expect(throttled.broadcast(channel: BroadcastRequests.unknownChannel).reason == .channelNotRegistered)
+    }
+
+    @Test func aRespondFileLineNamingAChannelScriptsItsBroadcasts() throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path("respond.csv")
+        try "\(BroadcastRequests.unknownChannel),403,BadCertificate\nAAAAAAAAAAAAAAAAAAAAAA==,503,Shutdown,1\n"
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let scripted = try MockAPNsFiles.scripted(path: file)
+        let mock = BroadcastRulesHarness {
+            $0.scripted = scripted
+            $0.admitAnyChannel = true
+        }
+        let refused = mock.broadcast(channel: BroadcastRequests.unknownChannel)
+        #expect(refused.status == 403)
+        #expect(refused.reasonText == "BadCertificate")
+        let once = ["AAAAAAAAAAAAAAAAAAAAAA==", "AAAAAAAAAAAAAAAAAAAAAA=="].map { mock.broadcast(channel: $0) }
+        #expect(once.map(\.status) == [503, 200])
+        #expect(once[0].reasonText == "Shutdown")
     }
 
     @Test func eachListenerServesOnlyItsOwnPaths() {

@@ -94,6 +94,24 @@ import Transport
         #expect(stats.connections == 3)
     }
 
+    @Test func withCertificatesTheCertificatesAppIsServedAndAnotherIsTopicMismatch() throws {
+        let clientCA = try CertificateAuthority(commonName: "test client CA")
+        let server = try start { $0.authentication = .certificate(.authority(clientCA)) }
+        defer { _ = try? server.stop() }
+        let identity = try clientCA.issueClientCertificate(commonName: "Apple Push Services: com.example.app", userID: "com.example.app")
+        let requests = [BroadcastRequests.create(jwt: "ignored"), BroadcastRequests.create(jwt: "ignored", app: "com.example.other")]
+        let outcome = try MockTestClient.run(port: server.port, trust: try #require(server.certificateAuthority), identity: identity,
+                                             requests: requests)
+        let answers = outcome.responses.sorted { $0.tag < $1.tag }
+        #expect(answers.map(\.status) == [201, 403])
+        #expect(Response(status: 403, apnsID: nil, body: answers[1].body).reason == .topicMismatch)
+        #expect(Response(status: 403, apnsID: nil, body: answers[1].body).disposition == .credentialsRefused)
+        // Without a certificate the handshake fails: nothing is answered.
+        let refused = try MockTestClient.run(port: server.port, trust: try #require(server.certificateAuthority),
+                                             requests: requests, timeout: .seconds(2))
+        #expect(refused.responses.isEmpty)
+    }
+
     @Test func theChannelLimitRefusesOneMoreCreate() throws {
         let server = try start { $0.maxChannelsPerApp = 2 }
         defer { _ = try? server.stop() }
