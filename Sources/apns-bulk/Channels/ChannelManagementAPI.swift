@@ -7,10 +7,11 @@ import Transport
 /// its hosts, the four requests and what their answers hold. Values only; `ManagementClient`
 /// sends them.
 enum ChannelManagementAPI {
-    /// api-manage-broadcast.push.apple.com:2196.
-    static let production = Endpoint(host: "api-manage-broadcast.push.apple.com", port: 2196)
-    /// api-manage-broadcast.sandbox.push.apple.com:2195.
-    static let sandbox = Endpoint(host: "api-manage-broadcast.sandbox.push.apple.com", port: 2195)
+    /// Apple's management host of `environment` (APNs' `BroadcastEndpoints`).
+    static func host(_ environment: APNsEnvironment) -> Endpoint {
+        let (host, port) = BroadcastEndpoints.managementHost(environment)
+        return Endpoint(host: host, port: port)
+    }
 
     /// The header that names a channel: APNs' answer to a create, and the request's on read and delete.
     static let channelIDHeader = BroadcastRules.channelIDHeader
@@ -31,22 +32,23 @@ enum ChannelManagementAPI {
     }
 
     static func create(bundleID: String, policy: StoragePolicy) -> ManagementRequest {
-        ManagementRequest(method: "POST", path: channelsPath(bundleID), headers: [], body: Array(policy.policy.channelJSON.utf8))
+        ManagementRequest(method: "POST", path: BroadcastEndpoints.channelsPath(bundleID: bundleID), headers: [],
+                          body: Array(policy.policy.channelJSON.utf8))
     }
 
     static func read(bundleID: String, channelID: String) -> ManagementRequest {
-        ManagementRequest(method: "GET", path: channelsPath(bundleID), headers: [H2Header(channelIDHeader, channelID)], body: [])
+        ManagementRequest(method: "GET", path: BroadcastEndpoints.channelsPath(bundleID: bundleID),
+                          headers: [H2Header(channelIDHeader, channelID)], body: [])
     }
 
     static func delete(bundleID: String, channelID: String) -> ManagementRequest {
-        ManagementRequest(method: "DELETE", path: channelsPath(bundleID), headers: [H2Header(channelIDHeader, channelID)], body: [])
+        ManagementRequest(method: "DELETE", path: BroadcastEndpoints.channelsPath(bundleID: bundleID),
+                          headers: [H2Header(channelIDHeader, channelID)], body: [])
     }
 
     static func listAll(bundleID: String) -> ManagementRequest {
-        ManagementRequest(method: "GET", path: "/1/apps/\(bundleID)/all-channels", headers: [], body: [])
+        ManagementRequest(method: "GET", path: BroadcastEndpoints.allChannelsPath(bundleID: bundleID), headers: [], body: [])
     }
-
-    private static func channelsPath(_ bundleID: String) -> String { "/1/apps/\(bundleID)/channels" }
 
     // MARK: Answers
 

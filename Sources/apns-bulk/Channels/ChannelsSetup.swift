@@ -11,7 +11,6 @@ struct ChannelsSetup {
 
     init(_ options: ChannelsOptions) throws {
         if let problem = ChannelManagementAPI.problem(bundleID: options.bundleID) { throw RunFailure.usage(problem) }
-        let endpointName = options.endpoint ?? "default"
         let parsed = try options.endpoint.map { try SendEndpoints.parse($0, binary: false) }
         let usesMock = if case .mock? = parsed?.target { true } else { false }
         environment = try Self.environment(options, named: parsed?.environment)
@@ -50,13 +49,10 @@ struct ChannelsSetup {
             }
         case .address(let address)?:
             // Apple's words name its management hosts, not the push hosts `send` means by them.
-            switch endpointName {
-            case "production": endpoint = ChannelManagementAPI.production
-            case "sandbox": endpoint = ChannelManagementAPI.sandbox
-            default: endpoint = address
-            }
+            let word = options.endpoint == "production" || options.endpoint == "sandbox"
+            endpoint = word ? ChannelManagementAPI.host(environment) : address
         case nil:
-            endpoint = environment == .sandbox ? ChannelManagementAPI.sandbox : ChannelManagementAPI.production
+            endpoint = ChannelManagementAPI.host(environment)
         }
         if mock == nil {
             do {
