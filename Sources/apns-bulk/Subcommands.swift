@@ -9,4 +9,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     GenCommand.self,
     FeedbackCommand.self,
     CleanupCommand.self,
+    ChannelsCommand.self,
 ]

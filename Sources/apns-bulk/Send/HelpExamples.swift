@@ -56,6 +56,38 @@ enum HelpExamples {
             ("Mark rows instead of deleting them, for one app and environment:",
              "apns-bulk cleanup --dead-tokens dead.csv --database mysql://app@127.0.0.1/app --password-env DB_PASSWORD --table devices --token-column token --mark unregistered_at --topic-column bundle_id --topic com.example.app --environment-column env --environment production"),
         ],
+        "channels": [
+            ("Ten channels that keep their latest message, for the app in production:",
+             "apns-bulk channels create --bundle-id com.example.app --count 10 --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("Every channel of the app in sandbox, with the app's certificate:",
+             "apns-bulk channels list --bundle-id com.example.app --environment sandbox --cert-file push.pem --cert-key-file push.key"),
+            ("A rehearsal against a mock-server started beforehand (its CA in ca.pem):",
+             "apns-bulk channels create --bundle-id com.example.app --endpoint 127.0.0.1:8443 --ca-file ca.pem --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+        ],
+        "channels create": [
+            ("Ten channels that keep their latest message, their IDs into a file:",
+             "apns-bulk channels create --bundle-id com.example.app --count 10 --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 > channels.txt"),
+            ("One channel that stores nothing, in sandbox, with the app's certificate:",
+             "apns-bulk channels create --bundle-id com.example.app --storage-policy no-storage --environment sandbox --cert-file push.pem --cert-key-file push.key"),
+        ],
+        "channels list": [
+            ("Every channel of the app in production:",
+             "apns-bulk channels list --bundle-id com.example.app --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("Those of a mock-server started beforehand (its CA in ca.pem):",
+             "apns-bulk channels list --bundle-id com.example.app --endpoint 127.0.0.1:8443 --ca-file ca.pem --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+        ],
+        "channels show": [
+            ("One channel's storage policy and push type:",
+             "apns-bulk channels show --bundle-id com.example.app --channel-id dHN0LXNyY2gtY2hubA== --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("The same in sandbox, through the company's proxy:",
+             "apns-bulk channels show --bundle-id com.example.app --channel-id dHN0LXNyY2gtY2hubA== --environment sandbox --proxy http://proxy.internal:3128 --p12-file push.p12"),
+        ],
+        "channels delete": [
+            ("Two channels whose matches are over:",
+             "apns-bulk channels delete --bundle-id com.example.app --channel-id dHN0LXNyY2gtY2hubA== --channel-id c2Vjb25kLWNoYW5uZWw= --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456"),
+            ("One in sandbox, with the app's .p12 (its password in P12_PASSWORD):",
+             "apns-bulk channels delete --bundle-id com.example.app --channel-id dHN0LXNyY2gtY2hubA== --environment sandbox --p12-file push.p12 --p12-password-env P12_PASSWORD"),
+        ],
         "gen": [
             ("A million rows, zstd-compressed, for a benchmark:",
              "apns-bulk gen --rows 1000000 --out campaign.csv.zst"),
@@ -65,12 +97,14 @@ enum HelpExamples {
     ]
 
     /// `help` (ArgumentParser's text for one command) with its examples appended, or unchanged
-    /// when it is not a help text. The command is found on help's `USAGE: apns-bulk NAME` line.
+    /// when it is not a help text. The command is found on help's `USAGE: apns-bulk NAME` line
+    /// (`NAME SUBNAME` for a subcommand's own, such as `channels create`).
     static func appended(to help: String) -> String {
         guard let usage = help.split(separator: "\n").first(where: { $0.hasPrefix("USAGE: apns-bulk") }) else { return help }
         let words = usage.split(separator: " ")
-        let name = words.count > 2 && !words[2].hasPrefix("<") && !words[2].hasPrefix("[") && !words[2].hasPrefix("-")
-            ? String(words[2]) : ""
+        let names = words.dropFirst(2).prefix { !$0.hasPrefix("<") && !$0.hasPrefix("[") && !$0.hasPrefix("-") }.prefix(2)
+        let name = names.count == 2 && byCommand[names.joined(separator: " ")] != nil ? names.joined(separator: " ")
+            : names.first.map(String.init) ?? ""
         guard let examples = byCommand[name] else { return help }
         var text = help.hasSuffix("\n") ? help : help + "\n"
         text += "\nEXAMPLES:\n"

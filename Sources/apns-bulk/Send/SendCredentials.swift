@@ -47,7 +47,7 @@ struct SendCredentials {
         return keys.isEmpty && certificates.count == 1 && (certificates[0].environment ?? environment) == environment
     }
 
-    static func load(_ command: SendCommand, onlyMock: Bool) throws -> SendCredentials {
+    static func load(_ command: some CredentialFlags, onlyMock: Bool) throws -> SendCredentials {
         let usesToken = !command.keyFile.isEmpty || command.keyID != nil || command.teamID != nil || command.keysFile != nil
         let usesCertificates = !command.certFile.isEmpty || !command.certKeyFile.isEmpty || !command.p12File.isEmpty
         if usesToken && usesCertificates {
@@ -72,7 +72,7 @@ struct SendCredentials {
         return credentials
     }
 
-    private static func loadKeys(_ command: SendCommand) throws -> [Key] {
+    private static func loadKeys(_ command: some CredentialFlags) throws -> [Key] {
         var entries = try KeyList.commandLine(files: command.keyFile, keyID: command.keyID, teamID: command.teamID)
         if let path = command.keysFile {
             let flag = path == command.config ? "--config" : "--keys-file"
@@ -108,7 +108,7 @@ struct SendCredentials {
     }
 
     /// `--cert-file`/`--cert-key-file` pairs by position, then `--p12-file`s (one password for all).
-    private static func loadCertificates(_ command: SendCommand) throws -> [Certificate] {
+    private static func loadCertificates(_ command: some CredentialFlags) throws -> [Certificate] {
         guard command.certFile.count == command.certKeyFile.count else {
             throw RunFailure.usage("certificate auth needs both --cert-file and --cert-key-file (or a --p12-file): \(command.certFile.count) --cert-file and \(command.certKeyFile.count) --cert-key-file, paired by position; give one key file per certificate")
         }
@@ -172,6 +172,24 @@ struct SendCredentials {
         return result
     }
 }
+
+/// The credential flags that `send` and `channels` share, read by `SendCredentials.load`: the same
+/// names, the same checks and messages.
+protocol CredentialFlags {
+    var keyFile: [String] { get }
+    var keyID: String? { get }
+    var teamID: String? { get }
+    /// `--keys-file`, or a job file's `[[keys]]` (nil where the command has neither).
+    var keysFile: String? { get }
+    /// `--config`, to name the flag that brought `keysFile` (nil where the command has none).
+    var config: String? { get }
+    var certFile: [String] { get }
+    var certKeyFile: [String] { get }
+    var p12File: [String] { get }
+    var p12PasswordEnv: String? { get }
+}
+
+extension SendCommand: CredentialFlags {}
 
 extension TLSIdentity {
     /// What the certificate says it serves, by Apple's extensions (its apps and environment).

@@ -51,7 +51,8 @@ struct SendEndpoints {
         items = all.filter { $0.environment == runEnvironment } + all.filter { $0.environment != runEnvironment }
     }
 
-    private static func parse(_ name: String, binary: Bool) throws -> (name: String, target: Target, environment: APNsEnvironment?) {
+    /// One `--endpoint` value: its target and the environment it names, if any (`channels` reads its one the same way).
+    static func parse(_ name: String, binary: Bool) throws -> (name: String, target: Target, environment: APNsEnvironment?) {
         if name == "mock" { return (name, .mock, nil) }
         var address = name
         var environment: APNsEnvironment?

@@ -6,7 +6,9 @@ import TestSupport
 /// sentences: no line wider, no line break of our own in mid-sentence (ArgumentParser wraps
 /// paragraphs itself, but keeps every newline it is given), no parenthesis split across lines.
 @Suite struct HelpTextTests {
-    static let commands: [[String]] = [[], ["send"], ["mock-server"], ["report"], ["token"], ["gen"], ["feedback"], ["cleanup"]]
+    static let commands: [[String]] = [[], ["send"], ["mock-server"], ["report"], ["token"], ["gen"], ["feedback"], ["cleanup"],
+                                       ["channels"], ["channels", "create"], ["channels", "list"], ["channels", "show"],
+                                       ["channels", "delete"]]
 
     static func help(_ command: [String]) throws -> String {
         var environment = ProcessInfo.processInfo.environment
@@ -85,8 +87,9 @@ import TestSupport
             #expect(commands.allSatisfy { $0.hasPrefix("apns-bulk \(name) ") }, "\(commands)")
         }
         for example in commands {
-            let name = example.split(separator: " ")[1]
-            let options = try Self.help([String(name)]).components(separatedBy: "\nEXAMPLES:\n")[0]
+            // The command's words up to its first flag: `send`, or `channels create`.
+            let name = example.split(separator: " ").dropFirst().prefix { !$0.hasPrefix("-") }.map(String.init)
+            let options = try Self.help(name).components(separatedBy: "\nEXAMPLES:\n")[0]
             let flags = parts[1].split(separator: " ").filter { $0.hasPrefix("--") }
             for flag in flags where example.contains(flag) {
                 let bare = flag.split(separator: "=")[0]

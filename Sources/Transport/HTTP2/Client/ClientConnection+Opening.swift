@@ -66,7 +66,7 @@ extension ClientConnection {
             h2 = try H2ClientSession(configuration: .init(
                 authority: authority, maxStreams: configuration.maxStreams,
                 singleStreamUntilAuthorized: configuration.singleStreamUntilAuthorized,
-                capturedHeaders: configuration.capturedHeaders))
+                maxResponseBodyBytes: configuration.maxResponseBodyBytes, capturedHeaders: configuration.capturedHeaders))
         } catch {
             return tearDown(.protocolError(error))
         }

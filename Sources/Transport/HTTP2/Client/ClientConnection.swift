@@ -43,6 +43,9 @@ public final class ClientConnection {
         public var singleStreamUntilAuthorized: Bool
         /// The response headers each response keeps (`H2ClientSession.Configuration.capturedHeaders`).
         public var capturedHeaders: H2CapturedHeaders = .none
+        /// Response bodies are cut to this many bytes (`H2ClientSession.Configuration.maxResponseBodyBytes`):
+        /// APNs' error bodies are small, a channel list is not.
+        public var maxResponseBodyBytes = 16 * 1024
         /// The TCP connect must finish by then.
         public var connectTimeout: Duration = .seconds(10)
         /// Bounds the TLS handshake and the wait for the server's first SETTINGS together.
@@ -195,17 +198,18 @@ public final class ClientConnection {
         }
     }
 
-    /// Submits one request, `POST path` with `headers` and `body`, to come back to the delegate under
-    /// `tag`; false if it cannot be taken now (no free slot, draining, closed): the caller keeps it.
+    /// Submits one request, `method path` (POST unless told) with `headers` and `body`, to come back
+    /// to the delegate under `tag`; false if it cannot be taken now (no free slot, draining, closed):
+    /// the caller keeps it.
     /// Calls no delegate method. `submittedAt` must be `Reactor.monotonicNanoseconds()` at
     /// submission (the default), or the reactor's `turnStartedAt` during the turn that submits: the
     /// response timeout is measured from it, and it comes back in the `H2Response` (for latency).
     public func submit(path: String, headers: [H2Header], body: [UInt8], tag: UInt64,
-                       submittedAt: UInt64 = Reactor.monotonicNanoseconds()) -> Bool {
+                       submittedAt: UInt64 = Reactor.monotonicNanoseconds(), method: String = "POST") -> Bool {
         guard phase == .ready, let h2 else { return false }
         let wasIdle = h2.inFlightCount == 0
         do {
-            try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt)
+            try h2.submit(path: path, headers: headers, body: body, tag: tag, submittedAt: submittedAt, method: method)
         } catch {
             return false
         }
