@@ -2,7 +2,8 @@
 /// so that what `matches` calls affected is exactly what `apply` deletes or marks.
 ///
 /// The scratch table drives the join (STRAIGHT_JOIN): each scratch token looks its rows up by the
-/// table's index on the token column, or, without one, the table is read once per join buffer.
+/// table's index on the token column (forced: `MariaDBScratch.tokenIndex`), or, without one, the
+/// table is read once per join buffer.
 /// Instants compare as DATETIME values in the session's UTC: a `DATETIME(6)` registered-at against
 /// the list's whole milliseconds is earlier exactly when its own millisecond is, so a registration
 /// in the same millisecond as `unregistered_at` is kept and a sub-millisecond part cannot flip it.
@@ -20,7 +21,8 @@ struct MariaDBCleanupStatements {
     init(plan: CleanupPlan, scratch: MariaDBScratch) {
         func column(_ description: ColumnDescription) -> String { "t." + mariaDBQuoted(description.name) }
         let token = column(plan.tokenColumn)
-        tables = "\(scratch.scratch) AS s STRAIGHT_JOIN \(mariaDBQuoted(plan.table.table)) AS t ON \(token) = s.token"
+        let hint = scratch.tokenIndex.map { " FORCE INDEX (\(mariaDBQuoted($0)))" } ?? ""
+        tables = "\(scratch.scratch) AS s STRAIGHT_JOIN \(mariaDBQuoted(plan.table.table)) AS t\(hint) ON \(token) = s.token"
         restrictions = plan.restrictions.isEmpty ? "TRUE"
             : plan.restrictions.map { "\(column($0.column)) = ?" }.joined(separator: " AND ")
         restrictionValues = plan.restrictions.map(\.value)

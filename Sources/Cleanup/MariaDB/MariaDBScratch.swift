@@ -13,6 +13,11 @@ struct MariaDBScratch {
     /// The token column's character set (`binary` for a binary column), for the check that a
     /// variant survives conversion unchanged.
     let characterSet: String
+    /// An index of the app's table whose first column is the token column, if it has one: the join
+    /// is forced onto it. InnoDB locks every row a locking read examines, so a plan that scanned
+    /// the table (which the optimizer picks for a small one) would lock it all and wait on any
+    /// row the app holds, however unrelated to the batch.
+    let tokenIndex: String?
 
     /// The longest token the scratch table holds, in characters: an index key's limit (3072 bytes at
     /// 4 bytes a character). A longer list line is not a device token and can match nothing.
@@ -48,9 +53,15 @@ extension MariaDBDatabase {
             tokenType = "VARBINARY(\(MariaDBScratch.longestToken * 4))"
             characterSet = "binary"
         }
+        let tokenIndex = try connection.query("""
+            SELECT INDEX_NAME FROM information_schema.STATISTICS
+            WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ? AND SEQ_IN_INDEX = 1
+            ORDER BY NON_UNIQUE, INDEX_NAME LIMIT 1
+            """, [table.schema ?? defaultSchema, table.name, plan.tokenColumn.name]).rows.first?[0] ?? nil
         let schema = table.schema.map { mariaDBQuoted($0) + "." } ?? ""
         let names = MariaDBScratch(staging: schema + mariaDBQuoted("apns_bulk_cleanup_staging"),
-                                   scratch: schema + mariaDBQuoted("apns_bulk_cleanup_scratch"), characterSet: characterSet)
+                                   scratch: schema + mariaDBQuoted("apns_bulk_cleanup_scratch"), characterSet: characterSet,
+                                   tokenIndex: tokenIndex)
         let text = "TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL"
         try connection.execute("DROP TEMPORARY TABLE IF EXISTS \(names.staging), \(names.scratch)")
         try connection.execute("""

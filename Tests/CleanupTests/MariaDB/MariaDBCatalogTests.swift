@@ -79,6 +79,37 @@ extension MariaDBTests {
         }
     }
 
+    /// InnoDB locks every row a locking read examines: were the join to scan the table, a batch
+    /// would wait on a row the app holds that no list token names. The optimizer scans a table its
+    /// statistics call empty, as they are until InnoDB's background recount (late on a busy
+    /// machine; never here, `STATS_AUTO_RECALC = 0`). The join is forced onto the token index.
+    @Suite struct Locking {
+        @Test func aBatchLocksOnlyItsOwnRowsEvenInASmallTable() throws {
+            let fixture = try MariaDBFixture()
+            let values = (1...40).map { "(\($0), '\(String(format: "%064x", $0))')" }.joined(separator: ", ")
+            try fixture.sql("""
+                CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(100) NOT NULL, KEY token_index (token))
+                    STATS_PERSISTENT = 1 STATS_AUTO_RECALC = 0;
+                INSERT INTO devices VALUES \(values);
+                """)
+            let held = try fixture.server.holdSession("BEGIN; SELECT id FROM devices WHERE id = 40 FOR UPDATE;",
+                                                      database: fixture.database)
+            defer { held.release() }
+            let database = try fixture.open()
+            try database.connection.execute("SET SESSION innodb_lock_wait_timeout = 3")
+            let plan = try fixture.plan(database, registeredAt: nil)
+            try database.prepareScratch(for: plan)
+            try database.fillScratch((1...5).map { deadToken(String(format: "%064x", $0)) }, for: plan)
+            for (sql, parameters) in [database.matchesStatement(plan, lockingRows: true), database.applyStatement(plan, runTime: 0)] {
+                let explained = try database.connection.query("EXPLAIN " + sql, parameters).rows
+                let table = try #require(explained.first { $0[2] == "t" }, "\(explained)")
+                #expect(table[5] == "token_index", "\(explained)")
+            }
+            let (matched, changed) = try fixture.batch(database, plan, (1...5).map { deadToken(String(format: "%064x", $0)) })
+            #expect(matched.count == 5 && changed == 5)
+        }
+    }
+
     /// A connection that cannot be made says so in one line, naming the URL without its password.
     @Suite struct Connection {
         @Test func aWrongPasswordIsOneLineWithoutThePassword() throws {
