@@ -6,7 +6,7 @@ import Foundation
 /// (`query`); `execute` takes only SQL the code wrote itself (identifiers from the catalog, quoted).
 /// Used by one thread at a time, the cleanup run's.
 final class MariaDBConnection {
-    private let handle: UnsafeMutablePointer<MYSQL>
+    fileprivate let handle: UnsafeMutablePointer<MYSQL>
     /// The URL as messages show it: its password, if it had one, is `***`.
     let redactedURL: String
 
@@ -121,8 +121,11 @@ private final class MariaDBStatement {
         return answer
     }
 
+    /// The statement's error, or else the connection's: a row fetch that meets an error packet (a lock
+    /// wait timeout while rows stream) leaves its reason on the connection, the statement's left empty.
     private func failure() -> DatabaseError {
-        DatabaseError(.statement, "\(connection.redactedURL): \(MariaDBConnection.oneLine(mysql_stmt_error(handle)))")
+        if mysql_stmt_errno(handle) == 0, mysql_errno(connection.handle) != 0 { return connection.failure(.statement) }
+        return DatabaseError(.statement, "\(connection.redactedURL): \(MariaDBConnection.oneLine(mysql_stmt_error(handle)))")
     }
 
     /// Binds each parameter as a string (MYSQL_TYPE_STRING) over one buffer that outlives the execution.

@@ -108,6 +108,29 @@ extension MariaDBTests {
             let (matched, changed) = try fixture.batch(database, plan, (1...5).map { deadToken(String(format: "%064x", $0)) })
             #expect(matched.count == 5 && changed == 5)
         }
+
+        /// A lock wait that times out while the batch's rows stream back is an error packet met by a
+        /// row fetch, whose reason the client library keeps on the connection: it is still named.
+        @Test func aLockWaitTimeoutIsNamed() throws {
+            let fixture = try MariaDBFixture()
+            let values = (1...5).map { "(\($0), '\(String(format: "%064x", $0))')" }.joined(separator: ", ")
+            try fixture.sql("""
+                CREATE TABLE devices (id INT PRIMARY KEY, token VARCHAR(100) NOT NULL, KEY (token));
+                INSERT INTO devices VALUES \(values);
+                """)
+            let held = try fixture.server.holdSession("BEGIN; SELECT id FROM devices WHERE id = 3 FOR UPDATE;",
+                                                      database: fixture.database)
+            defer { held.release() }
+            let database = try fixture.open()
+            try database.connection.execute("SET SESSION innodb_lock_wait_timeout = 1")
+            let plan = try fixture.plan(database, registeredAt: nil)
+
+            let error = #expect(throws: DatabaseError.self) {
+                try fixture.batch(database, plan, (1...5).map { deadToken(String(format: "%064x", $0)) })
+            }
+
+            #expect(error?.description.contains("Lock wait timeout exceeded") == true, "\(String(describing: error))")
+        }
     }
 
     /// A connection that cannot be made says so in one line, naming the URL without its password.
