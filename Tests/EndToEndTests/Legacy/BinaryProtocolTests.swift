@@ -68,7 +68,13 @@ import TestSupport
         #expect(records.filter { $0["outcome"] as? String == "delivered" }.count == 5000 - bad)
         let record = try mock.record()
         let discarded = record.filter { $0["result"] as? String == "discarded" }.count
-        #expect(record.count <= 3 * 5000, "\(record.count) frames (\(discarded) discarded) for 5000 rows and \(bad) dead tokens")
+        // Clock: the mock's, as it answers a loaded machine. How much is on the wire when a refusal
+        // comes back depends on how soon the scheduler lets the mock answer (18,488 frames were seen
+        // at load 7, 16,591 at 18, against ~10,000 idle), so the window's own cost is judged on a
+        // virtual clock (`BinaryWindowCampaignTests`, ≤ 3 × rows) and this end-to-end check only
+        // keeps the multiplication out: 10 × rows, where a full --binary-window per dead token once
+        // cost 243,486.
+        #expect(record.count <= 10 * 5000, "\(record.count) frames (\(discarded) discarded) for 5000 rows and \(bad) dead tokens")
         #expect(Self.acceptedCounts(record).values.allSatisfy { $0 == 1 }, "no row accepted twice")
     }
 
