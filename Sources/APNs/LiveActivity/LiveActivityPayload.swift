@@ -83,18 +83,23 @@ public struct LiveActivityPayload: Sendable, Hashable {
         }
     }
 
-    /// `init(json:)` over bytes in place (a CSV batch's field).
+    /// `init(json:)` over bytes in place (a CSV batch's field). One walk: `aps` is read member by
+    /// member where the top-level object meets it, and every other value is skipped, so each byte
+    /// is read once. A later `aps` replaces an earlier one; an `aps` the bytes cut is none.
     public init(buffer: UnsafeBufferPointer<UInt8>) {
         let members = JSONMembers(bytes: buffer)
         guard let top = members.topLevelObject else { return }
-        var aps: JSONMember?
-        members.forEach(inObjectAt: top) { member in
-            if members.string(member.key, escaped: member.keyIsEscaped, equals: "aps") { aps = member }
+        _ = members.walkObject(at: top) { member in
+            guard members.string(member.key, escaped: member.keyIsEscaped, equals: "aps") else { return nil }
+            self = Self()
+            guard member.kind == .object else { return nil }
+            let end = members.walkObject(at: member.valueStart) { self.read($0, members) }
+            if end != nil { hasAPS = true } else { self = Self() }
+            return end ?? buffer.count + 1
         }
-        guard let aps, aps.kind == .object else { return }
-        hasAPS = true
-        members.forEach(inObjectAt: aps.value.lowerBound) { read($0, members) }
     }
+
+    private init() {}
 
     /// The first rule the payload breaks when sent by `route`, or nil when it keeps them all.
     public func brokenRule(route: Route) -> Rule? {
@@ -118,17 +123,19 @@ public struct LiveActivityPayload: Sendable, Hashable {
         brokenRule(route: route).map { Rejection(.invalidPayload, $0.detail) }
     }
 
-    /// One member of `aps`: the event, or a key the rules read (a later one of a name replaces an earlier).
-    private mutating func read(_ member: JSONMember, _ members: JSONMembers) {
+    /// One member of `aps`: the event, or a key the rules read (a later one of a name replaces an
+    /// earlier). Returns past the event's string, which it reads; other values are left to skip.
+    private mutating func read(_ member: JSONMember, _ members: JSONMembers) -> Int? {
         let key = { (name: StaticString) in members.string(member.key, escaped: member.keyIsEscaped, equals: name) }
         let present = member.kind != .null
         if key("event") {
             event = nil
-            guard member.kind == .string else { return }
-            let text = members.stringContent(member)
-            for candidate in Event.allCases where members.string(text.range, escaped: text.escaped, equals: candidate.name) {
+            guard member.kind == .string else { return nil }
+            let text = members.string(at: member.valueStart)
+            for candidate in Event.allCases where members.string(text.text, escaped: text.escaped, equals: candidate.name) {
                 event = candidate
             }
+            return text.end
         } else if key("timestamp") {
             keys.set(.timestamp, member.kind == .number)
         } else if key("attributes-type") {
@@ -140,6 +147,7 @@ public struct LiveActivityPayload: Sendable, Hashable {
         } else if key("input-push-channel") {
             keys.set(.inputPushChannel, present)
         }
+        return nil
     }
 }
 
