@@ -71,19 +71,50 @@ struct JSONMembers {
     /// Whether the string at `range` (a key's text, or a string value without its quotes) is
     /// `text`, escapes decoded.
     func string(_ range: Range<Int>, escaped: Bool, equals text: StaticString) -> Bool {
-        guard escaped else {
-            guard range.count == text.utf8CodeUnitCount else { return false }
-            return text.withUTF8Buffer { wanted in
-                var k = 0
-                while k < range.count {
-                    if bytes[range.lowerBound + k] != wanted[k] { return false }
-                    k += 1
+        withText(range, escaped: escaped) { Self.equal($0, text) } ?? false
+    }
+
+    /// `body` called with the text of the string at `range` (a key's, or a string value's without
+    /// its quotes): its bytes in place, or its escapes decoded (an allocation, for the rare string
+    /// that has one); nil for a broken escape.
+    @inline(__always)
+    func withText<Result>(_ range: Range<Int>, escaped: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        let raw = UnsafeBufferPointer(rebasing: bytes[range])
+        guard escaped else { return body(raw) }
+        return JSONStringText.decode(raw)?.withUnsafeBufferPointer(body)
+    }
+
+    /// Whether `text` is `name`, byte for byte: a word (8 or 4 bytes) at a time, the last word
+    /// ending at the name's end (it overlaps the one before when the length is not a multiple).
+    @inline(__always)
+    static func equal(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard text.count == count else { return false }
+        guard let base = UnsafeRawPointer(text.baseAddress) else { return count == 0 }
+        let wanted = UnsafeRawPointer(name.utf8Start)
+        switch count {
+        case 8...:
+            var k = 0
+            while k < count &- 8 {
+                if base.loadUnaligned(fromByteOffset: k, as: UInt64.self) != wanted.loadUnaligned(fromByteOffset: k, as: UInt64.self) {
+                    return false
                 }
-                return true
+                k &+= 8
             }
+            return base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+                == wanted.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        case 4..<8:
+            return base.loadUnaligned(as: UInt32.self) == wanted.loadUnaligned(as: UInt32.self)
+                && base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+                    == wanted.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        default:
+            var k = 0
+            while k < count {
+                if text[k] != wanted.load(fromByteOffset: k, as: UInt8.self) { return false }
+                k &+= 1
+            }
+            return true
         }
-        guard let decoded = JSONStringText.decode(UnsafeBufferPointer(rebasing: bytes[range])) else { return false }
-        return text.withUTF8Buffer { decoded.elementsEqual($0) }
     }
 
     static func kind(of first: UInt8) -> JSONValueKind? {
@@ -98,7 +129,10 @@ struct JSONMembers {
         }
     }
 
+    @inline(__always)
     private func skipWhitespace(from start: Int) -> Int {
+        // Most often there is none: one test, then the loop.
+        if start < bytes.count && bytes[start] > 0x20 { return start }
         var i = start
         while i < bytes.count {
             switch bytes[i] {
@@ -110,9 +144,24 @@ struct JSONMembers {
     }
 
     /// Past the closing quote of the string whose opening quote is at `start` (past the end when
-    /// it never closes), and whether it holds an escape. Looks for `"` and `\` 16 bytes a step
-    /// (`NativeBlocks`), then byte by byte in the buffer's last 15 bytes.
+    /// it never closes), and whether it holds an escape. A key or a short value ends in the 16
+    /// bytes after its quote: found here with one block test (`NativeBlocks`), without a call.
+    @inline(__always)
     private func stringEnd(from start: Int) -> (end: Int, escaped: Bool) {
+        let i = start &+ 1
+        if bytes.count &- i >= 16, let base = UnsafeRawPointer(bytes.baseAddress) {
+            let stops = NativeBlocks.equal(NativeBlocks.load(base + i), UInt8(ascii: "\""), or: UInt8(ascii: "\\"))
+            if !NativeBlocks.isEmpty(stops) {
+                let k = i &+ NativeBlocks.first(stops)
+                if base.load(fromByteOffset: k, as: UInt8.self) == UInt8(ascii: "\"") { return (k &+ 1, false) }
+            }
+        }
+        return stringEndRest(from: start)
+    }
+
+    /// `stringEnd` for a string with an escape or past its first block: looks for `"` and `\`
+    /// 16 bytes a step, then byte by byte in the buffer's last 15 bytes.
+    private func stringEndRest(from start: Int) -> (end: Int, escaped: Bool) {
         var i = start + 1
         var escaped = false
         if let base = UnsafeRawPointer(bytes.baseAddress) {

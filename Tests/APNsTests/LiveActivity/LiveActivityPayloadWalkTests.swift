@@ -102,6 +102,23 @@ import Testing
         }
     }
 
+    @Test func aNameIsEqualOnlyToItsOwnBytesWhateverItsLength() {
+        let names: [StaticString] = ["", "a", "ap", "aps", "end", "alert", "update", "payload", "timestamp",
+                                     "attributes", "content-state", "attributes-type", "attributes-types",
+                                     "input-push-channel"]
+        for name in names {
+            let bytes = name.withUTF8Buffer { Array($0) }
+            bytes.withUnsafeBufferPointer { #expect(JSONMembers.equal($0, name), "\(name)") }
+            for k in bytes.indices {
+                var other = bytes
+                other[k] ^= 0x20
+                other.withUnsafeBufferPointer { #expect(!JSONMembers.equal($0, name), "\(name) byte \(k)") }
+            }
+            (bytes + [0x61]).withUnsafeBufferPointer { #expect(!JSONMembers.equal($0, name), "\(name) and one more") }
+            bytes.dropLast().withUnsafeBufferPointer { #expect(!JSONMembers.equal($0, name) || bytes.isEmpty, "\(name) cut") }
+        }
+    }
+
     /// `json` with `space` after every `{ [ : , } ]` outside strings, and before every `} ] : ,`.
     static func spacedOut(_ json: String, with space: String) -> String {
         var out = ""
