@@ -211,7 +211,17 @@ struct JSONMembers {
                 i += 1
             }
             return bytes.count + 1
-        case .number, .boolean, .null:
+        case .number:
+            // Digits are most of a number (a timestamp's ten): one test each.
+            var i = start
+            while i < bytes.count {
+                let c = bytes[i]
+                guard c &- UInt8(ascii: "0") < 10 || c == UInt8(ascii: "-") || c == UInt8(ascii: "+")
+                    || c == UInt8(ascii: ".") || c | 0x20 == UInt8(ascii: "e") else { return i }
+                i &+= 1
+            }
+            return i
+        case .boolean, .null:
             var i = start
             while i < bytes.count {
                 switch bytes[i] {
