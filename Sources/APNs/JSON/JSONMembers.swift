@@ -1,48 +1,65 @@
+import ByteScan
 /// The kind of a JSON value, known from its first byte.
 public enum JSONValueKind: UInt8, Sendable, Hashable {
     case object, array, string, number, boolean, null
 }
 
-/// One member of a JSON object, read in place: where its key's text and its value lie in the bytes.
+/// One member of a JSON object as a walk meets it, read in place: its key's text and where its
+/// value starts.
 struct JSONMember {
     /// The key's text between its quotes, escapes not yet decoded.
     let key: Range<Int>
     /// Whether the key holds an escape (`\`), so that its bytes are not its text.
     let keyIsEscaped: Bool
-    /// The value, from its first byte to its last (a string with its quotes).
-    let value: Range<Int>
+    /// The index of the value's first byte.
+    let valueStart: Int
     let kind: JSONValueKind
 }
 
 /// Reads the members of JSON objects that `JSONValidator` accepted, in place and without
-/// allocating: the keys a rule looks for are compared as bytes, every other value is skipped.
+/// allocating: the keys a rule looks for are compared as bytes, every other value is skipped
+/// (the plain text of strings a block at a time, as `JSONScanner` does).
 ///
 /// Bytes that are not valid JSON never make it read out of bounds, but what it answers for them
 /// means nothing: validate first.
 struct JSONMembers {
     let bytes: UnsafeBufferPointer<UInt8>
 
-    /// Calls `body` with each member of the object whose `{` is at `start`, in order (a key given
-    /// twice is met twice: the last one is what a decoder keeps).
-    func forEach(inObjectAt start: Int, _ body: (JSONMember) -> Void) {
-        guard start < bytes.count, bytes[start] == UInt8(ascii: "{") else { return }
+    /// Walks the object whose `{` is at `start`, calling `visit` with each member in order (a key
+    /// given twice is met twice: the last one is what a decoder keeps). `visit` returns past the
+    /// value's last byte when it read the value itself (an object it walked in turn), or nil to
+    /// have it skipped here: so each byte is read once. Returns past the object's `}`, or nil when
+    /// the bytes end or break before it (the members met until then were visited).
+    @inline(__always)
+    func walkObject(at start: Int, _ visit: (JSONMember) -> Int?) -> Int? {
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "{") else { return nil }
         var i = skipWhitespace(from: start + 1)
-        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { return }
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { return i + 1 }
         while i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
             let (keyEnd, escaped) = stringEnd(from: i)
-            guard keyEnd <= bytes.count else { return }
+            guard keyEnd <= bytes.count else { return nil }
             let key = (i + 1)..<(keyEnd - 1)
             i = skipWhitespace(from: keyEnd)
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return }
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { return nil }
             i = skipWhitespace(from: i + 1)
-            guard i < bytes.count, let kind = Self.kind(of: bytes[i]) else { return }
-            let end = valueEnd(from: i, kind: kind)
-            guard end <= bytes.count else { return }
-            body(JSONMember(key: key, keyIsEscaped: escaped, value: i..<end, kind: kind))
+            guard i < bytes.count, let kind = Self.kind(of: bytes[i]) else { return nil }
+            let end = visit(JSONMember(key: key, keyIsEscaped: escaped, valueStart: i, kind: kind))
+                ?? valueEnd(from: i, kind: kind)
+            guard end <= bytes.count else { return nil }
             i = skipWhitespace(from: end)
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ",") else { return }
+            guard i < bytes.count else { return nil }
+            if bytes[i] == UInt8(ascii: "}") { return i + 1 }
+            guard bytes[i] == UInt8(ascii: ",") else { return nil }
             i = skipWhitespace(from: i + 1)
         }
+        return nil
+    }
+
+    /// The string value whose opening quote is at `start`: its text without the quotes, whether
+    /// that holds an escape, and past its closing quote (past the end of the bytes when cut).
+    func string(at start: Int) -> (text: Range<Int>, escaped: Bool, end: Int) {
+        let (end, escaped) = stringEnd(from: start)
+        return ((start + 1)..<max(start + 1, min(end, bytes.count + 1) - 1), escaped, end)
     }
 
     /// The index of the top-level object's `{` (after any whitespace), or nil.
@@ -54,25 +71,50 @@ struct JSONMembers {
     /// Whether the string at `range` (a key's text, or a string value without its quotes) is
     /// `text`, escapes decoded.
     func string(_ range: Range<Int>, escaped: Bool, equals text: StaticString) -> Bool {
-        guard escaped else {
-            guard range.count == text.utf8CodeUnitCount else { return false }
-            return text.withUTF8Buffer { wanted in
-                var k = 0
-                while k < range.count {
-                    if bytes[range.lowerBound + k] != wanted[k] { return false }
-                    k += 1
-                }
-                return true
-            }
-        }
-        guard let decoded = JSONStringText.decode(UnsafeBufferPointer(rebasing: bytes[range])) else { return false }
-        return text.withUTF8Buffer { decoded.elementsEqual($0) }
+        withText(range, escaped: escaped) { Self.equal($0, text) } ?? false
     }
 
-    /// A string value's text without its quotes, and whether it holds an escape.
-    func stringContent(_ member: JSONMember) -> (range: Range<Int>, escaped: Bool) {
-        let range = (member.value.lowerBound + 1)..<(member.value.upperBound - 1)
-        return (range, UnsafeBufferPointer(rebasing: bytes[range]).contains(UInt8(ascii: "\\")))
+    /// `body` called with the text of the string at `range` (a key's, or a string value's without
+    /// its quotes): its bytes in place, or its escapes decoded (an allocation, for the rare string
+    /// that has one); nil for a broken escape.
+    @inline(__always)
+    func withText<Result>(_ range: Range<Int>, escaped: Bool, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        let raw = UnsafeBufferPointer(rebasing: bytes[range])
+        guard escaped else { return body(raw) }
+        return JSONStringText.decode(raw)?.withUnsafeBufferPointer(body)
+    }
+
+    /// Whether `text` is `name`, byte for byte: a word (8 or 4 bytes) at a time, the last word
+    /// ending at the name's end (it overlaps the one before when the length is not a multiple).
+    @inline(__always)
+    static func equal(_ text: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        let count = name.utf8CodeUnitCount
+        guard text.count == count else { return false }
+        guard let base = UnsafeRawPointer(text.baseAddress) else { return count == 0 }
+        let wanted = UnsafeRawPointer(name.utf8Start)
+        switch count {
+        case 8...:
+            var k = 0
+            while k < count &- 8 {
+                if base.loadUnaligned(fromByteOffset: k, as: UInt64.self) != wanted.loadUnaligned(fromByteOffset: k, as: UInt64.self) {
+                    return false
+                }
+                k &+= 8
+            }
+            return base.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+                == wanted.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+        case 4..<8:
+            return base.loadUnaligned(as: UInt32.self) == wanted.loadUnaligned(as: UInt32.self)
+                && base.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+                    == wanted.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+        default:
+            var k = 0
+            while k < count {
+                if text[k] != wanted.load(fromByteOffset: k, as: UInt8.self) { return false }
+                k &+= 1
+            }
+            return true
+        }
     }
 
     static func kind(of first: UInt8) -> JSONValueKind? {
@@ -87,7 +129,10 @@ struct JSONMembers {
         }
     }
 
+    @inline(__always)
     private func skipWhitespace(from start: Int) -> Int {
+        // Most often there is none: one test, then the loop.
+        if start < bytes.count && bytes[start] > 0x20 { return start }
         var i = start
         while i < bytes.count {
             switch bytes[i] {
@@ -99,10 +144,39 @@ struct JSONMembers {
     }
 
     /// Past the closing quote of the string whose opening quote is at `start` (past the end when
-    /// it never closes), and whether it holds an escape.
+    /// it never closes), and whether it holds an escape. A key or a short value ends in the 16
+    /// bytes after its quote: found here with one block test (`NativeBlocks`), without a call.
+    @inline(__always)
     private func stringEnd(from start: Int) -> (end: Int, escaped: Bool) {
+        let i = start &+ 1
+        if bytes.count &- i >= 16, let base = UnsafeRawPointer(bytes.baseAddress) {
+            let stops = NativeBlocks.equal(NativeBlocks.load(base + i), UInt8(ascii: "\""), or: UInt8(ascii: "\\"))
+            if !NativeBlocks.isEmpty(stops) {
+                let k = i &+ NativeBlocks.first(stops)
+                if base.load(fromByteOffset: k, as: UInt8.self) == UInt8(ascii: "\"") { return (k &+ 1, false) }
+            }
+        }
+        return stringEndRest(from: start)
+    }
+
+    /// `stringEnd` for a string with an escape or past its first block: looks for `"` and `\`
+    /// 16 bytes a step, then byte by byte in the buffer's last 15 bytes.
+    private func stringEndRest(from start: Int) -> (end: Int, escaped: Bool) {
         var i = start + 1
         var escaped = false
+        if let base = UnsafeRawPointer(bytes.baseAddress) {
+            while bytes.count &- i >= 16 {
+                let stops = NativeBlocks.equal(NativeBlocks.load(base + i), UInt8(ascii: "\""), or: UInt8(ascii: "\\"))
+                if NativeBlocks.isEmpty(stops) {
+                    i &+= 16
+                    continue
+                }
+                i &+= NativeBlocks.first(stops)
+                if base.load(fromByteOffset: i, as: UInt8.self) == UInt8(ascii: "\"") { return (i + 1, escaped) }
+                escaped = true
+                i &+= 2
+            }
+        }
         while i < bytes.count {
             switch bytes[i] {
             case UInt8(ascii: "\""): return (i + 1, escaped)
@@ -137,7 +211,17 @@ struct JSONMembers {
                 i += 1
             }
             return bytes.count + 1
-        case .number, .boolean, .null:
+        case .number:
+            // Digits are most of a number (a timestamp's ten): one test each.
+            var i = start
+            while i < bytes.count {
+                let c = bytes[i]
+                guard c &- UInt8(ascii: "0") < 10 || c == UInt8(ascii: "-") || c == UInt8(ascii: "+")
+                    || c == UInt8(ascii: ".") || c | 0x20 == UInt8(ascii: "e") else { return i }
+                i &+= 1
+            }
+            return i
+        case .boolean, .null:
             var i = start
             while i < bytes.count {
                 switch bytes[i] {

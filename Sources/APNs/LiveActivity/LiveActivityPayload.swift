@@ -83,18 +83,23 @@ public struct LiveActivityPayload: Sendable, Hashable {
         }
     }
 
-    /// `init(json:)` over bytes in place (a CSV batch's field).
+    /// `init(json:)` over bytes in place (a CSV batch's field). One walk: `aps` is read member by
+    /// member where the top-level object meets it, and every other value is skipped, so each byte
+    /// is read once. A later `aps` replaces an earlier one; an `aps` the bytes cut is none.
     public init(buffer: UnsafeBufferPointer<UInt8>) {
         let members = JSONMembers(bytes: buffer)
         guard let top = members.topLevelObject else { return }
-        var aps: JSONMember?
-        members.forEach(inObjectAt: top) { member in
-            if members.string(member.key, escaped: member.keyIsEscaped, equals: "aps") { aps = member }
+        _ = members.walkObject(at: top) { member in
+            guard members.string(member.key, escaped: member.keyIsEscaped, equals: "aps") else { return nil }
+            self = Self()
+            guard member.kind == .object else { return nil }
+            let end = members.walkObject(at: member.valueStart) { self.read($0, members) }
+            if end != nil { hasAPS = true } else { self = Self() }
+            return end ?? buffer.count + 1
         }
-        guard let aps, aps.kind == .object else { return }
-        hasAPS = true
-        members.forEach(inObjectAt: aps.value.lowerBound) { read($0, members) }
     }
+
+    private init() {}
 
     /// The first rule the payload breaks when sent by `route`, or nil when it keeps them all.
     public func brokenRule(route: Route) -> Rule? {
@@ -118,32 +123,78 @@ public struct LiveActivityPayload: Sendable, Hashable {
         brokenRule(route: route).map { Rejection(.invalidPayload, $0.detail) }
     }
 
-    /// One member of `aps`: the event, or a key the rules read (a later one of a name replaces an earlier).
-    private mutating func read(_ member: JSONMember, _ members: JSONMembers) {
-        let key = { (name: StaticString) in members.string(member.key, escaped: member.keyIsEscaped, equals: name) }
-        let present = member.kind != .null
-        if key("event") {
+    /// One member of `aps`: the event, or a key the rules read (a later one of a name replaces an
+    /// earlier). Returns past the event's string, which it reads; other values are left to skip.
+    @inline(__always)
+    private mutating func read(_ member: JSONMember, _ members: JSONMembers) -> Int? {
+        guard let name = members.withText(member.key, escaped: member.keyIsEscaped, Member.named) ?? nil else { return nil }
+        switch name {
+        case .event:
             event = nil
-            guard member.kind == .string else { return }
-            let text = members.stringContent(member)
-            for candidate in Event.allCases where members.string(text.range, escaped: text.escaped, equals: candidate.name) {
-                event = candidate
-            }
-        } else if key("timestamp") {
+            guard member.kind == .string else { return nil }
+            let text = members.string(at: member.valueStart)
+            event = members.withText(text.text, escaped: text.escaped, Event.named) ?? nil
+            return text.end
+        case .timestamp:
             keys.set(.timestamp, member.kind == .number)
-        } else if key("attributes-type") {
+        case .attributesType:
             keys.set(.attributesType, member.kind == .string)
-        } else if key("attributes") {
+        case .attributes:
             keys.set(.attributes, member.kind == .object)
-        } else if key("alert") {
+        case .alert:
             keys.set(.alert, member.kind == .string || member.kind == .object)
-        } else if key("input-push-channel") {
-            keys.set(.inputPushChannel, present)
+        case .inputPushChannel:
+            keys.set(.inputPushChannel, member.kind != .null)
+        }
+        return nil
+    }
+
+    /// The members of `aps` the rules read.
+    private enum Member {
+        case event, timestamp, attributesType, attributes, alert, inputPushChannel
+
+        /// The member whose key is `text`, or nil: the key's length picks the one name to compare.
+        @inline(__always)
+        static func named(_ text: UnsafeBufferPointer<UInt8>) -> Member? {
+            let member: Member
+            switch text.count {
+            case 5: member = text[0] == UInt8(ascii: "e") ? .event : .alert
+            case 9: member = .timestamp
+            case 10: member = .attributes
+            case 15: member = .attributesType
+            case 18: member = .inputPushChannel
+            default: return nil
+            }
+            return JSONMembers.equal(text, member.name) ? member : nil
+        }
+
+        var name: StaticString {
+            switch self {
+            case .event: "event"
+            case .timestamp: "timestamp"
+            case .attributesType: "attributes-type"
+            case .attributes: "attributes"
+            case .alert: "alert"
+            case .inputPushChannel: "input-push-channel"
+            }
         }
     }
 }
 
 extension LiveActivityPayload.Event {
+    /// The event whose text is `text`, or nil: its length picks the one name to compare.
+    @inline(__always)
+    static func named(_ text: UnsafeBufferPointer<UInt8>) -> Self? {
+        let event: Self
+        switch text.count {
+        case 5: event = .start
+        case 6: event = .update
+        case 3: event = .end
+        default: return nil
+        }
+        return JSONMembers.equal(text, event.name) ? event : nil
+    }
+
     /// The event's text, as a static string for comparing bytes in place.
     var name: StaticString {
         switch self {
