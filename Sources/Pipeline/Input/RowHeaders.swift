@@ -60,6 +60,17 @@ final class RowHeaders: Sendable {
         fields = values.fields.map { H2Header($0.name, $0.value, rules: .apple) }
     }
 
+    /// A broadcast row's headers (`BroadcastRowDecoder`): `fields` as given, `apns-channel-id` among
+    /// them, and every value the row's own, so that APNs' refusal of one fails that row (a channel's
+    /// storage policy decides whether its expiration is accepted) and never stops the run.
+    init(broadcast fields: [H2Header], expiration: Int64, values: NotificationHeaders) {
+        self.values = values
+        own = [.topic, .pushType, .priority, .expiration]
+        pushType = .liveactivity
+        self.expiration = expiration
+        self.fields = fields
+    }
+
     /// Copied out of `values`, read for every row: reading a field through `values` would copy the
     /// whole struct (its strings retained and released).
     let pushType: PushType

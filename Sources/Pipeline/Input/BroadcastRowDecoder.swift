@@ -1,0 +1,86 @@
+import APNs
+import Transport
+
+/// A broadcast row (`channel_id,payload[,priority,expiration,apns_request_id]`) turned into a job, or
+/// into the reason it is `rejected`, checked as APNs checks a broadcast (docs/apns.md): the channel id
+/// (MissingChannelId, BadChannelId), priority (BadPriority), expiration (BadExpirationDate: not
+/// whole seconds, or negative), request id (BadMessageId: not a lowercase UUID), payload
+/// (PayloadEmpty, PayloadTooLarge over 5,120 bytes, InvalidPayload when not a JSON object) and
+/// ActivityKit's rule that a broadcast cannot start an activity (`LiveActivityPayload`).
+///
+/// The job is a device push's: its `:path` token is empty (the path is the app's broadcast path,
+/// `RequestTemplates`), the input's token is the channel id (its record's), and its headers are
+/// its own (`RowHeaders(broadcast:)`): `apns-channel-id` and every value of the row, so that an
+/// answer about one is that row's (`failed`), never a run-wide refusal.
+struct BroadcastRowDecoder: Sendable {
+    /// `--priority` and `--expiration`, checked by the command.
+    let priority: String
+    let expiration: String
+    /// What every row's `RowHeaders.values` says (push type liveactivity, no topic).
+    private let values: NotificationHeaders
+
+    init(priority: String?, expiration: String?) {
+        self.priority = priority ?? "10"
+        self.expiration = expiration ?? "0"
+        do {
+            values = try NotificationHeaders(parsing: HeaderValues(pushType: PushType.liveactivity.headerValue),
+                                             auth: .certificate)
+        } catch {
+            preconditionFailure("a liveactivity push with no topic is well-formed under certificate auth: \(error)")
+        }
+    }
+
+    /// Row `index` of `batch`; `spares` supplies a spent job to reuse, as for device pushes.
+    func decode(_ batch: borrowing CSVBatch, at index: Int, spares: JobSpares?) -> RowDecoder.Decoded {
+        if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
+        let storage = batch.storage
+        let channelRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
+        let channel = String(decoding: storage[channelRange], as: UTF8.self)
+        if let reason = BroadcastRules.checkChannelID(channel) { return .rejected(reason: reason.name) }
+        let priority = Self.text(batch, .priority, at: index) ?? self.priority
+        if let reason = BroadcastRules.checkPriority(priority) { return .rejected(reason: reason.name) }
+        let expirationText = Self.text(batch, .expiration, at: index) ?? expiration
+        guard let expiration = HeaderRules.expirationSeconds(expirationText) else {
+            return .rejected(reason: Reason.badExpirationDate.name)
+        }
+        let requestID = Self.text(batch, .apnsID, at: index)
+        if let reason = BroadcastRules.checkRequestID(requestID) { return .rejected(reason: reason.name) }
+        let payloadRange = batch.fieldRange(.payload, at: index) ?? 0..<0
+        if let reason = Self.payloadProblem(storage, in: payloadRange) { return .rejected(reason: reason.name) }
+        if let rule = Self.broadcastRule(storage, in: payloadRange) { return .breaksLiveActivityRule(rule) }
+
+        var fields = [H2Header("apns-channel-id", channel, indexing: .indexed), Self.pushTypeField,
+                      H2Header("apns-expiration", expirationText, indexing: .indexed),
+                      H2Header("apns-priority", priority, indexing: .indexed)]
+        if let requestID { fields.append(H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)) }
+        let headers = RowHeaders(broadcast: fields, expiration: expiration, values: values)
+        let bytes = RowBytes(in: storage, pathToken: 0..<0, inputToken: channelRange, payload: payloadRange,
+                             headers: headers)
+        let row = batch.number(at: index)
+        guard let job = spares?.next() else { return .send(Job(row: row, bytes)) }
+        job.reuse(row: row, bytes)
+        return .send(job)
+    }
+
+    private static let pushTypeField = H2Header("apns-push-type", PushType.liveactivity.headerValue, indexing: .indexed)
+
+    /// The column's text at row `index`, nil when empty or absent.
+    private static func text(_ batch: borrowing CSVBatch, _ column: CSVColumn, at index: Int) -> String? {
+        guard let field = batch.field(column, at: index), !field.isEmpty else { return nil }
+        return String(decoding: field, as: UTF8.self)
+    }
+
+    /// What APNs would answer for the body, or nil: the broadcast size limit, not a device push's.
+    private static func payloadProblem(_ bytes: [UInt8], in range: Range<Int>) -> Reason? {
+        if range.isEmpty { return .payloadEmpty }
+        if range.count > BroadcastRules.payloadBytes { return .payloadTooLarge }
+        return JSONValidator.validate(bytes[range]) == nil ? nil : .invalidPayload
+    }
+
+    /// The ActivityKit rule a broadcast payload breaks (it cannot start an activity), read in place.
+    private static func broadcastRule(_ bytes: [UInt8], in range: Range<Int>) -> LiveActivityPayload.Rule? {
+        bytes.withUnsafeBufferPointer {
+            LiveActivityPayload(buffer: UnsafeBufferPointer(rebasing: $0[range])).brokenRule(route: .broadcast)
+        }
+    }
+}
