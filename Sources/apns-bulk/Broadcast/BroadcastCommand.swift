@@ -13,7 +13,7 @@ struct BroadcastCommand: ParsableCommand, CredentialFlags, MetricsFlags {
             Each row of --input is one update to one channel of the app: its header is \
             channel_id,payload and optionally priority, expiration and apns_request_id, \
             which override --priority and --expiration for that row. Several rows may \
-            name the same channel: they are successive updates, all sent, in order. \
+            name the same channel: they are successive updates, each one sent. \
             Each goes to Apple's broadcast host as POST /4/broadcasts/apps/BUNDLE-ID \
             with the channel in apns-channel-id, and no apns-topic.
 
@@ -26,10 +26,10 @@ struct BroadcastCommand: ParsableCommand, CredentialFlags, MetricsFlags {
             Writes results.jsonl.zst, dead-channels.csv, summary.json and report.html \
             to --out, and a summary of the run to stdout. dead-channels.csv lists the \
             rows answered ChannelNotRegistered: channels to remove from the app's \
-            backend. Outcomes, retries and exit statuses are send's: a channel APNs \
-            refuses (ChannelNotRegistered, BadExpirationDate on a channel that stores \
-            no message, ...) ends its row failed, and 429 and 5xx answers are tried \
-            again with backoff.
+            backend. Outcomes, retries and exit statuses are send's: a row APNs \
+            refuses, such as with ChannelNotRegistered or with BadExpirationDate for \
+            a channel that stores no message, ends failed, and 429 and 5xx answers \
+            are tried again with backoff.
 
             Exit status:
               0  finished: every row delivered, failed or rejected
