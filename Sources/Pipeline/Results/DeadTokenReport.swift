@@ -41,7 +41,7 @@ public final class DeadTokenReport {
     func add(_ record: borrowing RowResult) throws(OutputFileError) {
         if kind == .broadcast {
             guard record.outcome == .failed, record.reason == Reason.channelNotRegistered.name else { return }
-            try file.withBuffer { Self.appendChannelLine(record, to: &$0) }
+            try file.withBuffer { Self.appendLine(record, to: &$0, unregisteredAt: false) }
             tokensWritten += 1
             return
         }
@@ -50,29 +50,22 @@ public final class DeadTokenReport {
         tokensWritten += 1
     }
 
-    static func appendChannelLine(_ record: borrowing RowResult, to out: inout [UInt8]) {
-        CSVText.appendField(String(decoding: record.deviceToken, as: UTF8.self), to: &out)
-        out.append(UInt8(ascii: ","))
-        CSVText.appendField(record.reason ?? "", to: &out)
-        out.append(UInt8(ascii: ","))
-        JSONText.appendInteger(Int64(record.status), to: &out)
-        out.append(UInt8(ascii: ","))
-        JSONText.appendInteger(Int64(record.row), to: &out)
-        out.append(UInt8(ascii: "\n"))
-    }
 
     /// Writes what is buffered and closes the file.
     public func close() throws(OutputFileError) { try file.close() }
 
-    static func appendLine(_ record: borrowing RowResult, to out: inout [UInt8]) {
+    /// `unregisteredAt`: the column is there (dead-tokens.csv), not in dead-channels.csv.
+    static func appendLine(_ record: borrowing RowResult, to out: inout [UInt8], unregisteredAt: Bool = true) {
         CSVText.appendField(String(decoding: record.deviceToken, as: UTF8.self), to: &out)
         out.append(UInt8(ascii: ","))
         CSVText.appendField(record.reason ?? "", to: &out)
         out.append(UInt8(ascii: ","))
         JSONText.appendInteger(Int64(record.status), to: &out)
         out.append(UInt8(ascii: ","))
-        if let at = record.unregisteredAt { out.append(contentsOf: ISO8601.format(milliseconds: at).utf8) }
-        out.append(UInt8(ascii: ","))
+        if unregisteredAt {
+            if let at = record.unregisteredAt { out.append(contentsOf: ISO8601.format(milliseconds: at).utf8) }
+            out.append(UInt8(ascii: ","))
+        }
         JSONText.appendInteger(Int64(record.row), to: &out)
         out.append(UInt8(ascii: "\n"))
     }

@@ -5,7 +5,7 @@ import Report
 
 /// `apns-bulk broadcast`: a Live Activity broadcast campaign, one update per CSV row to a channel,
 /// sent by `send`'s engine (`CampaignConfiguration.broadcast`), every row ending in one recorded outcome.
-struct BroadcastCommand: ParsableCommand, CredentialFlags, MetricsFlags {
+struct BroadcastCommand: ParsableCommand, MetricsFlags {
     static let configuration = CommandConfiguration(
         commandName: "broadcast",
         abstract: "Send Live Activity updates to broadcast channels: one per CSV row, every row recorded.",
@@ -54,20 +54,7 @@ struct BroadcastCommand: ParsableCommand, CredentialFlags, MetricsFlags {
     var expiration = "0"
 
     // Credentials: one key or one certificate, as for channels.
-    @Option(name: .customLong("key-file"), help: "Token auth: the .p8 signing key. Default: none; give a key or a certificate, or --endpoint mock alone.")
-    var keyFile: [String] = []
-    @Option(name: .customLong("key-id"), help: "Token auth: the key's 10-character Key ID. Default: the one in the file's name AuthKey_<KEYID>.p8.")
-    var keyID: String?
-    @Option(name: .customLong("team-id"), help: "Token auth: the 10-character Team ID. Default: none.")
-    var teamID: String?
-    @Option(name: .customLong("cert-file"), help: "Certificate auth: the client certificate (PEM), with --cert-key-file. Default: none.")
-    var certFile: [String] = []
-    @Option(name: .customLong("cert-key-file"), help: "Certificate auth: the certificate's private key (PEM). Default: none.")
-    var certKeyFile: [String] = []
-    @Option(name: .customLong("p12-file"), help: "Certificate auth: a .p12 holding certificate and key. Default: none.")
-    var p12File: [String] = []
-    @Option(name: .customLong("p12-password-env"), help: "The environment variable holding the --p12-file's password. Default: none, for a .p12 without a password.")
-    var p12PasswordEnv: String?
+    @OptionGroup var credentials: AppCredentialFlags
 
     // Where and how fast
     @Option(help: "production or sandbox: the environment whose channels the rows name; a channel of one is unknown to the other. Default: production, or sandbox with --endpoint sandbox.")
@@ -116,10 +103,6 @@ struct BroadcastCommand: ParsableCommand, CredentialFlags, MetricsFlags {
     var metricsInstance: String?
     @Option(name: .customLong("metrics-interval"), help: "Seconds between rewrites of --metrics-out and pushes to --pushgateway.")
     var metricsInterval = 5.0
-
-    /// A broadcast reads its one key from the command line only.
-    var keysFile: String? { nil }
-    var config: String? { nil }
 
     func run() throws {
         let setup = try BroadcastSetup(self)

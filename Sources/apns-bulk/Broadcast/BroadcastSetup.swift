@@ -26,22 +26,8 @@ struct BroadcastSetup {
         if !command.mockOptions.isEmpty && !usesMock {
             throw RunFailure.usage("--mock-option \(command.mockOptions[0]) configures the embedded mock: add --endpoint mock, or leave it out")
         }
-        let credentials = try SendCredentials.load(command, onlyMock: usesMock)
-        guard credentials.count == 1 else {
-            throw RunFailure.usage("a broadcast takes one credential, the app's: give one --key-file, or one --cert-file with "
-                                   + "its --cert-key-file, or one --p12-file")
-        }
-        if let certificate = credentials.certificates.first, let served = certificate.environment, served != environment {
-            throw RunFailure.usage("the certificate \(certificate.file) serves \(served.rawValue) only, and these are "
-                                   + "\(environment.rawValue)'s channels: add --environment \(served.rawValue), or use the "
-                                   + "app's \(environment.rawValue) certificate")
-        }
-        if let caFile = command.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
-        }
-        if usesMock && command.caFile != nil {
-            throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
-        }
+        let credentials = try command.credentials.load(usesMock: usesMock, environment: environment, caFile: command.caFile,
+                                                       what: "broadcasts")
 
         var endpoint: Endpoint
         var caFile = command.caFile
@@ -123,11 +109,7 @@ struct BroadcastSetup {
             throw RunFailure.usage("--dry-run with --resume: a dry run sends nothing, so there is no campaign to resume; leave one of them off")
         }
         configuration.dryRun = command.dryRun
-        switch command.progress {
-        case .always: configuration.showProgress = true
-        case .never: configuration.showProgress = false
-        case .auto: configuration.showProgress = isatty(2) == 1
-        }
+        configuration.showProgress = command.progress.showsProgress
         configuration.metrics = try SendSetup.metricsOptions(command, shard: nil)
         configuration.exporters = CampaignExporter.standard
         // Claimed last, once the flags have passed their checks: a refused command leaves no directory.

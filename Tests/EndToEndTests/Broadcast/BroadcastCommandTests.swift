@@ -105,6 +105,36 @@ import TestSupport
         }
     }
 
+    /// `report` reads a broadcast's log: its summary, merged list and page name dead channels.
+    @Test func reportCountsABroadcastsDeadChannels() throws {
+        let rig = try Rig()
+        let gone = Rig.channel(9)
+        let respond = try rig.scratch.write("respond.csv", "\(gone),400,ChannelNotRegistered\n")
+        let input = try rig.csv("u.csv", ["\(Rig.channel(1)),\(Rig.update(1)),,,", "\(gone),\(Rig.update(2)),,,",
+                                          "\(gone),\(Rig.update(3)),,,"])
+        let run = try rig.broadcast(input, out: "out", ["--mock-option", "respond-file=\(respond)"])
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: 3)
+        #expect(try run.deadChannels.map { [$0[0], $0[1], $0[2], $0[3]] } == [[gone, "ChannelNotRegistered", "400", "2"],
+                                                                              [gone, "ChannelNotRegistered", "400", "3"]])
+        let page = try String(contentsOfFile: run.outDirectory + "/report.html", encoding: .utf8)
+        #expect(page.contains("Dead channels") && page.contains("data-count=\"2\"") && !page.contains("Dead tokens"),
+                "the run's page names channels")
+
+        let merged = rig.scratch.path("merged.csv")
+        let human = try Binary.run(["report", run.outDirectory, "--dead-tokens", merged])
+        #expect(human.status == 0, "\(human.stderr)")
+        #expect(human.stdout.contains("rows 3 delivered 1") && human.stdout.contains("dead channels: 1"), "\(human.stdout)")
+        #expect(try String(contentsOfFile: merged, encoding: .utf8) == "channel_id,reason,status,row\n\(gone),ChannelNotRegistered,400,3\n",
+                "one line per channel")
+        let json = try Binary.run(["report", run.outDirectory, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["dead_channels"] as? Int == 1 && object?["dead_tokens"] == nil, "\(json.stdout)")
+        let html = rig.scratch.path("page.html")
+        #expect(try Binary.run(["report", run.outDirectory, "--html", html]).status == 0)
+        #expect(try String(contentsOfFile: html, encoding: .utf8).contains("Dead channels"))
+    }
+
     @Test func aDryRunChecksEveryRowAndSendsNothing() throws {
         let rig = try Rig()
         let input = try rig.csv("u.csv", ["\(Rig.channel(1)),\(Rig.update(1)),,,", ",\(Rig.update(2)),,,"])
