@@ -16,32 +16,45 @@ struct BroadcastRowDecoder: Sendable {
     /// `--priority` and `--expiration`, checked by the command.
     let priority: String
     let expiration: String
+    private let runExpiration: Int64
     /// What every row's `RowHeaders.values` says (push type liveactivity, no topic).
     private let values: NotificationHeaders
+    /// The run's header fields (`apns-push-type`, `apns-expiration`, `apns-priority`), which a row
+    /// with no priority or expiration of its own sends with its channel after them.
+    let runHeaders: RowHeaders
 
     init(priority: String?, expiration: String?) {
         self.priority = priority ?? "10"
         self.expiration = expiration ?? "0"
+        runExpiration = HeaderRules.expirationSeconds(self.expiration) ?? 0
         do {
             values = try NotificationHeaders(parsing: HeaderValues(pushType: PushType.liveactivity.headerValue),
                                              auth: .certificate)
         } catch {
             preconditionFailure("a liveactivity push with no topic is well-formed under certificate auth: \(error)")
         }
+        runHeaders = RowHeaders(broadcast: Self.valueFields(expiration: self.expiration, priority: self.priority),
+                                expiration: runExpiration, values: values, extendsRun: false)
     }
 
     /// Row `index` of `batch`; `spares` supplies a spent job to reuse, as for device pushes.
+    /// A row without its own priority or expiration (the usual one) pays for its channel alone:
+    /// one string and one header field, after the run's fields (`RowHeaders.extendsRun`).
     func decode(_ batch: borrowing CSVBatch, at index: Int, spares: JobSpares?) -> RowDecoder.Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let storage = batch.storage
         let channelRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
         let channel = String(decoding: storage[channelRange], as: UTF8.self)
         if let reason = BroadcastRules.checkChannelID(channel) { return .rejected(reason: reason.name) }
-        let priority = Self.text(batch, .priority, at: index) ?? self.priority
-        if let reason = BroadcastRules.checkPriority(priority) { return .rejected(reason: reason.name) }
-        let expirationText = Self.text(batch, .expiration, at: index) ?? expiration
-        guard let expiration = HeaderRules.expirationSeconds(expirationText) else {
-            return .rejected(reason: Reason.badExpirationDate.name)
+        let ownPriority = Self.text(batch, .priority, at: index)
+        if let ownPriority, let reason = BroadcastRules.checkPriority(ownPriority) { return .rejected(reason: reason.name) }
+        let ownExpiration = Self.text(batch, .expiration, at: index)
+        var expiration = runExpiration
+        if let ownExpiration {
+            guard let seconds = HeaderRules.expirationSeconds(ownExpiration) else {
+                return .rejected(reason: Reason.badExpirationDate.name)
+            }
+            expiration = seconds
         }
         let requestID = Self.text(batch, .apnsID, at: index)
         if let reason = BroadcastRules.checkRequestID(requestID) { return .rejected(reason: reason.name) }
@@ -49,17 +62,26 @@ struct BroadcastRowDecoder: Sendable {
         if let reason = Self.payloadProblem(storage, in: payloadRange) { return .rejected(reason: reason.name) }
         if let rule = Self.broadcastRule(storage, in: payloadRange) { return .breaksLiveActivityRule(rule) }
 
-        var fields = [H2Header("apns-channel-id", channel, indexing: .indexed), Self.pushTypeField,
-                      H2Header("apns-expiration", expirationText, indexing: .indexed),
-                      H2Header("apns-priority", priority, indexing: .indexed)]
+        // Never indexed: a campaign's many channels would churn HPACK's table, each one entered and evicted.
+        var fields = [H2Header(BroadcastRules.channelIDHeader, channel, indexing: .neverIndexed)]
         if let requestID { fields.append(H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)) }
-        let headers = RowHeaders(broadcast: fields, expiration: expiration, values: values)
+        let extendsRun = ownPriority == nil && ownExpiration == nil
+        if !extendsRun {
+            fields += Self.valueFields(expiration: ownExpiration ?? self.expiration, priority: ownPriority ?? priority)
+        }
+        let headers = RowHeaders(broadcast: fields, expiration: expiration, values: values, extendsRun: extendsRun)
         let bytes = RowBytes(in: storage, pathToken: 0..<0, inputToken: channelRange, payload: payloadRange,
                              headers: headers)
         let row = batch.number(at: index)
         guard let job = spares?.next() else { return .send(Job(row: row, bytes)) }
         job.reuse(row: row, bytes)
         return .send(job)
+    }
+
+    /// `apns-push-type`, `apns-expiration` and `apns-priority` with these values.
+    private static func valueFields(expiration: String, priority: String) -> [H2Header] {
+        [pushTypeField, H2Header("apns-expiration", expiration, indexing: .indexed),
+         H2Header("apns-priority", priority, indexing: .indexed)]
     }
 
     private static let pushTypeField = H2Header("apns-push-type", PushType.liveactivity.headerValue, indexing: .indexed)

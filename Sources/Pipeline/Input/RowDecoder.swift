@@ -41,7 +41,8 @@ struct RowDecoder: Sendable {
             JSONValidator.isJSONObject(payload) ? LiveActivityPayload(json: payload).brokenRule(route: .deviceToken) : nil
         }
         do {
-            let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
+            let headers = if let broadcast { broadcast.runHeaders }
+                else { RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth)) }
             runDefaultHeaders = headers
             runRejection = nil
             runPushType = headers.pushType

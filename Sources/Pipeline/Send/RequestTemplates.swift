@@ -57,6 +57,7 @@ final class RequestTemplates {
     /// request adds after the template's.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
+        if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {
             ownSeen[slot] = ownHeaders

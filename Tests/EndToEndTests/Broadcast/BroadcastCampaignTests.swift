@@ -157,20 +157,24 @@ import TestSupport
         defer { server.stop(signal: SIGKILL) }
         try #require(LoopbackPort.waitUntilListening(port, timeout: 4), "nghttpd did not listen on \(port)")
         let requestID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
-        let input = try rig.csv("u.csv", ["\(Rig.channel(1)),\(Rig.update(1)),5,60,\(requestID)"])
+        // A row with values of its own, and one with the run's (--priority, --expiration).
+        let input = try rig.csv("u.csv", ["\(Rig.channel(1)),\(Rig.update(1)),5,60,\(requestID)",
+                                          "\(Rig.channel(2)),\(Rig.update(2)),,,"])
         let run = try rig.broadcast(input, out: "out", endpoint: ["--endpoint", "127.0.0.1:\(port)", "--ca-file", certificate],
                                     ["--connections", "1"])
         #expect(run.result.status == 0, "\(run.result.stderr)")
-        try run.checkEveryRowExactlyOnce(rows: 1)
-        #expect(try run.records.first?["status"] as? Int == 404, "nghttpd has no such path")
+        try run.checkEveryRowExactlyOnce(rows: 2)
+        #expect(try run.records.allSatisfy { $0["status"] as? Int == 404 }, "nghttpd has no such path")
         server.stop(signal: SIGKILL)
         let text = try String(contentsOfFile: log, encoding: .utf8)
         for header in [":method: POST", ":path: /4/broadcasts/apps/\(MockServerProcess.topic)", "apns-channel-id: \(Rig.channel(1))",
                        "apns-push-type: liveactivity", "apns-expiration: 60", "apns-priority: 5",
-                       "apns-request-id: \(requestID)", "authorization: bearer "] {
+                       "apns-request-id: \(requestID)", "authorization: bearer ", "apns-channel-id: \(Rig.channel(2))",
+                       "apns-expiration: 0", "apns-priority: 10"] {
             #expect(text.contains(header), "\(header) in \(text)")
         }
         #expect(!text.contains("apns-topic"), "no apns-topic on a broadcast: \(text)")
         #expect(!text.contains("apns-id:"), "\(text)")
+        #expect(text.components(separatedBy: "apns-push-type: liveactivity").count == 3, "on both requests: \(text)")
     }
 }
