@@ -32,7 +32,12 @@ public enum BroadcastRules {
     /// characters): every channel id APNs hands out is, whatever its length.
     @inlinable
     public static func isWellFormedChannelID(_ value: some StringProtocol) -> Bool {
-        let bytes = value.utf8
+        if let verdict = value.utf8.withContiguousStorageIfAvailable({ isWellFormedChannelID(bytes: $0) }) { return verdict }
+        return Array(value.utf8).withUnsafeBufferPointer { isWellFormedChannelID(bytes: $0) }
+    }
+
+    /// `isWellFormedChannelID` over UTF-8 bytes in place (a CSV field, a header value).
+    public static func isWellFormedChannelID(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count % 4 == 0 else { return false }
         var padding = 0
         for byte in bytes {
@@ -45,8 +50,7 @@ public enum BroadcastRules {
         return padding <= 2
     }
 
-    @usableFromInline
-    static func isBase64Digit(_ byte: UInt8) -> Bool {
+    private static func isBase64Digit(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"): true
@@ -95,15 +99,16 @@ public enum BroadcastRules {
     /// push type's suffix (".push-type.liveactivity", ".voip", …): APNs answers TopicDisallowed.
     @inlinable
     public static func hasPushTypeSuffix(_ bundleID: some StringProtocol) -> Bool {
-        let utf8 = bundleID.utf8
-        // Every push-type suffix starts with a dot: a bundle ID without one has none.
-        guard utf8.contains(UInt8(ascii: ".")) else { return false }
-        for suffix in Self.pushTypeSuffixes where utf8.count > suffix.count {
-            if utf8.suffix(suffix.count).elementsEqual(suffix) { return true }
-        }
-        return false
+        if let found = bundleID.utf8.withContiguousStorageIfAvailable({ hasPushTypeSuffix(bytes: $0) }) { return found }
+        return Array(bundleID.utf8).withUnsafeBufferPointer { hasPushTypeSuffix(bytes: $0) }
     }
 
-    @usableFromInline
-    static let pushTypeSuffixes: [[UInt8]] = PushType.suffixed.map { Array($0.1.utf8) }
+    /// `hasPushTypeSuffix` over UTF-8 bytes in place.
+    public static func hasPushTypeSuffix(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        pushTypeSuffixes.contains { suffix in
+            bytes.count > suffix.count && UnsafeBufferPointer(rebasing: bytes[(bytes.count - suffix.count)...]).elementsEqual(suffix)
+        }
+    }
+
+    private static let pushTypeSuffixes: [[UInt8]] = PushType.suffixed.map { Array($0.1.utf8) }
 }
