@@ -51,26 +51,13 @@ struct BroadcastSetup {
         }
         var proxy: HTTPProxy?
         if mock == nil {
-            do {
-                proxy = try ProxySettings(proxyFlag: command.proxy, noProxyFlag: nil,
-                                          environment: ProcessInfo.processInfo.environment).proxy(for: endpoint)
-            } catch {
-                throw RunFailure.usage(error.description)
-            }
+            proxy = try SendCredentials.proxy(flag: command.proxy, for: endpoint)
         } else if let flag = command.proxy, !flag.isEmpty {
             writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
         }
-        let tls: TLSContext
-        do {
-            tls = try TLSContext.client(additionalTrust: caFile.map { .caFile($0) },
-                                        identity: credentials.certificates.first?.identity, offersH2: true)
-        } catch {
-            mock?.stop()
-            throw RunFailure.usage("TLS setup: \(error)")
-        }
         do {
             configuration = try Self.configuration(command, credentials: credentials, endpoint: endpoint, proxy: proxy,
-                                                   tls: tls, environment: environment)
+                                                   tls: try credentials.clientTLS(caFile: caFile), environment: environment)
         } catch {
             mock?.stop()
             throw error

@@ -41,20 +41,12 @@ struct ChannelsSetup {
             endpoint = ChannelManagementAPI.host(environment)
         }
         if mock == nil {
-            do {
-                proxy = try ProxySettings(proxyFlag: options.proxy, noProxyFlag: nil,
-                                          environment: ProcessInfo.processInfo.environment).proxy(for: endpoint)
-            } catch {
-                throw RunFailure.usage(error.description)
-            }
+            proxy = try SendCredentials.proxy(flag: options.proxy, for: endpoint)
         }
         let tls: TLSContext
-        do {
-            tls = try TLSContext.client(additionalTrust: caFile.map { .caFile($0) },
-                                        identity: credentials.certificates.first?.identity, offersH2: true)
-        } catch {
+        do { tls = try credentials.clientTLS(caFile: caFile) } catch {
             mock?.stop()
-            throw RunFailure.usage("TLS setup: \(error)")
+            throw error
         }
         target = ManagementTarget(endpoint: endpoint, proxy: proxy, tls: tls, tokens: credentials.keys.first?.source)
         self.mock = mock

@@ -1,6 +1,7 @@
 import APNs
 import ArgumentParser
 import Foundation
+import Transport
 
 /// The one credential of a command that acts for one app (`channels`, `broadcast`): send's
 /// credential flags, one key or one certificate, read by send's code (`SendCredentials`).
@@ -45,5 +46,28 @@ struct AppCredentialFlags: ParsableArguments, CredentialFlags {
             throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
         }
         return credentials
+    }
+}
+
+extension SendCredentials {
+    /// The client TLS context of a command that acts for one app: the system's trust plus
+    /// `caFile`, and the credential's certificate when it is one.
+    func clientTLS(caFile: String?) throws -> TLSContext {
+        do {
+            return try TLSContext.client(additionalTrust: caFile.map { .caFile($0) },
+                                         identity: certificates.first?.identity, offersH2: true)
+        } catch {
+            throw RunFailure.usage("TLS setup: \(error)")
+        }
+    }
+
+    /// The CONNECT proxy for `endpoint`: `--proxy`, else the environment's (https_proxy, no_proxy).
+    static func proxy(flag: String?, for endpoint: Endpoint) throws -> HTTPProxy? {
+        do {
+            return try ProxySettings(proxyFlag: flag, noProxyFlag: nil,
+                                     environment: ProcessInfo.processInfo.environment).proxy(for: endpoint)
+        } catch {
+            throw RunFailure.usage(error.description)
+        }
     }
 }
