@@ -25,11 +25,17 @@ import TestSupport
         let rows = 60
         let input = try rig.csv("u.csv", (1...rows).map { "\($0 % 2 == 0 ? deleted : kept),\(Rig.update($0)),,," })
         let out = rig.scratch.path("out")
-        // 30 updates a second on one connection: the channel goes about a third of the way in.
+        // 30 updates a second on one connection: the channel goes early, with most rows still to send.
         let process = try Binary.start(["broadcast", "--input", input, "--bundle-id", MockServerProcess.topic, "--out", out,
                                         "--progress", "never", "--connections", "1", "--rate", "30"]
                                        + Rig.endpoint(mock) + rig.token, stderrFile: rig.scratch.path("stderr.log"))
-        Thread.sleep(forTimeInterval: 0.7)
+        // Deleted once the log holds two of its updates delivered (the log is flushed every 0.1 s).
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let logged = (try? ZstdCLI.jsonLines(out + "/results.jsonl.zst")) ?? []
+            if logged.filter({ ($0["row"] as? Int ?? 1) % 2 == 0 && $0["outcome"] as? String == "delivered" }).count >= 2 { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
         let removal = try Binary.run(["channels", "delete", "--bundle-id", MockServerProcess.topic, "--channel-id", deleted]
                                      + Rig.endpoint(mock) + rig.token)
         #expect(removal.status == 0, "\(removal.stderr)")
@@ -101,6 +107,7 @@ import TestSupport
         let record = rig.scratch.path("record.jsonl.zst")
         let run = try rig.broadcast(input, out: "out", [
             "--mock-option", "too-many-requests=0.1", "--mock-option", "fail=503:0.1", "--mock-option", "goaway-after=60",
+            "--mock-option", "refuse-streams=0.05",
             "--mock-option", "record-out=\(record)", "--retry-base-ms", "1", "--retry-max-ms", "5", "--max-attempts", "30",
             "--connections", "2"])
         #expect(run.result.status == 0, "\(run.result.stderr)")
@@ -113,6 +120,27 @@ import TestSupport
         #expect(answers.contains { $0["status"] as? Int == 429 } && answers.contains { $0["status"] as? Int == 503 })
         #expect(answers.filter { $0["status"] as? Int == 200 }.count == rows, "each row delivered once, no more")
         #expect(Set(answers.compactMap { $0["connection"] as? Int }).count > 2, "GOAWAYs made new connections")
+    }
+
+    /// Refused credentials end the run as for device pushes: the refused row and every row not
+    /// yet answered are `aborted` with the reason, exit 2, and `--resume` would send them again.
+    @Test func refusedCredentialsAbortTheRunWithExitTwo() throws {
+        let rig = try Rig()
+        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: try rig.scratch.signingKey("other.p8"),
+                                         extra: ["--admit-any-channel"])
+        defer { mock.stop() }
+        let rows = 50
+        let input = try rig.csv("u.csv", (1...rows).map { "\(Rig.channel($0)),\(Rig.update($0)),,," })
+        let run = try rig.broadcast(input, out: "out", endpoint: Rig.endpoint(mock))
+        #expect(run.result.status == 2, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        let summary = try run.summary
+        #expect(summary["aborted"] as? Int == rows, "\(summary)")
+        let records = try run.records
+        #expect(records.allSatisfy { $0["reason"] as? String == "InvalidProviderToken" }, "\(records.prefix(3))")
+        mock.stop()
+        let sent = try mock.records().filter { $0["kind"] as? String == "broadcast" }
+        #expect(sent.count <= 4, "one stream slot per connection until the credentials are accepted: \(sent.count) sent")
     }
 
     @Test func aKilledBroadcastResumesAndSendsEachRowOnce() throws {
