@@ -10,4 +10,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     FeedbackCommand.self,
     CleanupCommand.self,
     ChannelsCommand.self,
+    BroadcastCommand.self,
 ]

@@ -58,6 +58,8 @@ public final class Campaign: Sendable {
         case input(InputFileError)
         case noPayload(path: String)
         case output(path: String, detail: String)
+        /// A broadcast's input (`configuration.broadcast`) without a `payload` column.
+        case noBroadcastPayload(path: String)
         case campaignDirectory(CampaignDirectoryError)
         /// `configuration.resume` with rows from memory: a resume reads its input again, and
         /// rows from memory cannot be read again.
@@ -78,6 +80,9 @@ public final class Campaign: Sendable {
             switch self {
             case .input(let error): error.description
             case .campaignDirectory(let error): error.description
+            case .noBroadcastPayload(let path):
+                "\(path) has no payload column: a broadcast's header is channel_id,payload[,priority,expiration,apns_request_id], "
+                    + "each row's payload the JSON object of its Live Activity update"
             case .noPayload(let path):
                 "\(path) has no payload column and no --payload-file was given: add a payload column (a JSON object per row) or give --payload-file P.json"
             case .output(let path, let detail):
@@ -136,19 +141,20 @@ public final class Campaign: Sendable {
                 let scan = configuration.allowDuplicates ? nil
                     : DuplicateScanRequest(defaultTopic: configuration.defaults.topic, bloomBytes: configuration.duplicateFilterBytes)
                 let prescan = try Prescan.run(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
-                                              duplicates: scan, groups: columns.prescanCount)
+                                              duplicates: scan, groups: columns.prescanCount, names: configuration.columnNames)
                 expectedRows = prescan.rows
                 suspects = prescan.duplicateSuspects
             } else {
                 expectedRows = nil
             }
             source = try CSVSource(path: configuration.inputPath, requiresTopic: configuration.rowsNeedTopic,
-                                   extraColumns: columns.extras,
+                                   extraColumns: columns.extras, names: configuration.columnNames,
                                    shouldStop: { [control] in control.isStopping })
         } catch {
             throw SetupError.input(error)
         }
         if !source.header.has(.payload) && configuration.defaultPayload == nil && configuration.payloadTemplate == nil {
+            if configuration.broadcast != nil { throw SetupError.noBroadcastPayload(path: configuration.inputPath) }
             throw SetupError.noPayload(path: configuration.inputPath)
         }
         let template = try Self.bind(configuration.payloadTemplate, to: source.header, path: configuration.inputPath)
@@ -199,7 +205,7 @@ public final class Campaign: Sendable {
                                       showProgress: configuration.showProgress, startedAt: startedAt, directory: directory,
                                       onOutcome: onOutcome, pace: configuration.rate, recorder: recorder,
                                       labels: shared.labels, waiting: { [shared] in shared.waitingForConnection },
-                                      proofs: shared.groups.map(\.environmentProof))
+                                      proofs: shared.groups.map(\.environmentProof), kind: configuration.recordKind)
         } catch {
             throw SetupError.output(path: configuration.outputDirectory, detail: "\(error)")
         }

@@ -129,12 +129,18 @@ public struct CampaignConfiguration: Sendable {
     /// smaller input, `DuplicateScanRequest.bloomBytes(inputBytes:)`); a test makes it tiny.
     var duplicateFilterBytes = 20 << 20
 
+    /// A Live Activity broadcast (`apns-bulk broadcast`): rows name channels of this app, not device
+    /// tokens; nil for device pushes. Its rows are never duplicates of each other (successive
+    /// updates of one channel are the usual campaign), so `allowDuplicates` does not apply.
+    public var broadcast: BroadcastCampaign?
+
     /// Set by `Campaign.run(rows:)`: there is no input file to fingerprint.
     var rowsInMemory = false
 
     /// Token auth with no run-wide topic: every row must bring its own (APNs answers MissingTopic).
+    /// A broadcast has no topic: its path names the app.
     var rowsNeedTopic: Bool {
-        guard case .token = authentication else { return false }
+        guard broadcast == nil, case .token = authentication else { return false }
         return defaults.topic?.isEmpty ?? true
     }
 

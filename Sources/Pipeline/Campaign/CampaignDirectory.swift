@@ -22,7 +22,10 @@ struct CampaignDirectory {
 
     static func recordPath(_ directory: String) -> String { directory + "/campaign.json" }
     static func logPath(_ directory: String) -> String { directory + "/results.jsonl.zst" }
-    static func deadTokensPath(_ directory: String) -> String { directory + "/dead-tokens.csv" }
+    /// dead-tokens.csv, or a broadcast's dead-channels.csv.
+    static func deadTokensPath(_ directory: String, kind: ResultRecord.Kind = .deviceToken) -> String {
+        directory + "/" + (kind == .broadcast ? BroadcastCampaign.deadChannelsFile : "dead-tokens.csv")
+    }
 
     /// Checks `--out` before the input is read: refuses a campaign's directory without
     /// `--resume`, and with it a different input or one that is not a regular file, and a
@@ -82,7 +85,9 @@ struct CampaignDirectory {
                                          sentRows: try SentRows(directory: directory, run: 1, rows: expectedRows), lock: lock,
                                          fingerprint: print)
             }
-            let log = try ResumedLog.load(logPath: logPath(directory), deadTokensPath: deadTokensPath(directory))
+            let log = try ResumedLog.load(logPath: logPath(directory),
+                                          deadTokensPath: deadTokensPath(directory, kind: configuration.recordKind),
+                                          kind: configuration.recordKind)
             if let rows = expectedRows, Self.everyRowDone(log, rows: rows, members: members) {
                 return CampaignDirectory(resumed: nil, finished: try finish(log, rows: rows, record: record), sentRows: nil, lock: lock,
                                          fingerprint: fingerprint)

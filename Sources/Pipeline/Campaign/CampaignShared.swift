@@ -68,7 +68,8 @@ final class CampaignShared: Sendable {
         work = HandOffQueue(capacity: 8192)
         outcomes = HandOffQueue(capacity: 16384)
         decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                             auth: configuration.authentication.kind, template: template)
+                             auth: configuration.authentication.kind, template: template,
+                             broadcast: configuration.broadcastRows)
         stop = RunStop(control: control, work: work, outcomes: outcomes)
         pacer = configuration.rate.map { Pacer(rate: $0, grants: configuration.pacerGrants) }
         groups = CredentialGroup.groups(for: configuration, run: control, work: work, stop: stop, outcomes: outcomes,

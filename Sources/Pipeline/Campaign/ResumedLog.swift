@@ -31,9 +31,10 @@ final class ResumedLog {
     /// (a SIGTERM, refused credentials, a fatal error) were not finished, so they are sent again:
     /// when there are any, the log is rewritten without them (to a new file, renamed over the old
     /// one, so a crash meanwhile leaves the old log whole) and every row stays once in it.
-    static func load(logPath: String, deadTokensPath: String) throws(CampaignDirectoryError) -> ResumedLog {
+    static func load(logPath: String, deadTokensPath: String,
+                     kind: ResultRecord.Kind = .deviceToken) throws(CampaignDirectoryError) -> ResumedLog {
         let deadTokens: DeadTokenReport
-        do { deadTokens = try DeadTokenReport(path: deadTokensPath) } catch {
+        do { deadTokens = try DeadTokenReport(path: deadTokensPath, kind: kind) } catch {
             throw .output(path: deadTokensPath, detail: error.description)
         }
         var done = DoneRows(), aborted = DoneRows()

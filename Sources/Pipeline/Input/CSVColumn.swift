@@ -24,6 +24,39 @@ public enum CSVColumn: Int, CaseIterable, Sendable {
     }
 }
 
+/// The names a campaign's header gives its columns: a device campaign's (`device_token`, ...), or a
+/// Live Activity broadcast's (`apns-bulk broadcast`), whose `channel_id` fills the token's place and
+/// `apns_request_id` the apns-id's, so that the engine reads both kinds of row alike. A broadcast
+/// knows no topic, push type or collapse id: such columns are ignored, as unknown ones are.
+public enum CSVColumnNames: Sendable {
+    case deviceCampaign, broadcast
+
+    /// The column a header field names, matched without regard to case or surrounding spaces.
+    func column(named name: String) -> CSVColumn? {
+        switch self {
+        case .deviceCampaign: return CSVColumn(headerName: name)
+        case .broadcast:
+            switch name.lowercased() {
+            case "channel_id": return .deviceToken
+            case "payload": return .payload
+            case "priority": return .priority
+            case "expiration": return .expiration
+            case "apns_request_id": return .apnsID
+            default: return nil
+            }
+        }
+    }
+
+    /// The header name of `column` under these names.
+    public func headerName(_ column: CSVColumn) -> String {
+        switch (self, column) {
+        case (.broadcast, .deviceToken): "channel_id"
+        case (.broadcast, .apnsID): "apns_request_id"
+        default: column.headerName
+        }
+    }
+}
+
 /// The header row: which known columns exist, and how many fields a row should have.
 public struct CSVHeader: Sendable, Equatable {
     /// Every header field as written, unknown columns included.

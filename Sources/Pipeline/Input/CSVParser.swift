@@ -51,8 +51,13 @@ final class CSVParser {
     /// The fast path; nil when this parser is libcsv alone (the reference the tests compare with).
     private let splitter: CSVFastSplitter?
 
-    init(path: String, keepsFields: Bool, extraColumns: [String] = [], fastPath: Bool = true) {
+    /// What the header's names mean (a device campaign's or a broadcast's).
+    private let names: CSVColumnNames
+
+    init(path: String, keepsFields: Bool, extraColumns: [String] = [], fastPath: Bool = true,
+         names: CSVColumnNames = .deviceCampaign) {
         self.path = path
+        self.names = names
         self.keepsFields = keepsFields
         splitter = fastPath ? CSVFastSplitter() : nil
         self.extraColumns = extraColumns
@@ -235,14 +240,15 @@ final class CSVParser {
         if let first = names.first, first.hasPrefix("\u{FEFF}") { names[0] = String(first.dropFirst()) }
         var columns = Set<CSVColumn>()
         columnOfField = names.map { name in
-            guard let column = CSVColumn(headerName: name.trimmingSpaces) else {
+            guard let column = self.names.column(named: name.trimmingSpaces) else {
                 return extraColumns.firstIndex(of: name.trimmingSpaces.lowercased()).map { CSVColumn.allCases.count + $0 } ?? -1
             }
-            if !columns.insert(column).inserted, error == nil { error = .duplicateColumn(path: path, name: column.headerName) }
+            if !columns.insert(column).inserted, error == nil { error = .duplicateColumn(path: path, name: self.names.headerName(column)) }
             return column.rawValue
         }
         if !columns.contains(.deviceToken), error == nil {
-            error = .missingDeviceTokenColumn(path: path, found: names)
+            error = self.names == .broadcast ? .missingChannelIDColumn(path: path, found: names)
+                : .missingDeviceTokenColumn(path: path, found: names)
         }
         header = CSVHeader(names: names, columns: columns)
         headerFieldCount = names.count

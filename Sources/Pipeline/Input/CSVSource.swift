@@ -43,12 +43,14 @@ public final class CSVSource {
     }
 
     /// The same, also keeping `extraColumns` (names in lower case), which a payload template reads.
+    /// `names`: what the header's names mean (a device campaign's or a broadcast's).
     init(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false, extraColumns: [String],
+         names: CSVColumnNames = .deviceCampaign,
          shouldStop: @escaping @Sendable () -> Bool = { false }) throws(InputFileError) {
         self.chunkSize = chunkSize
         file = try InputFile(path: path, shouldStop: shouldStop)
         self.path = file.path
-        parser = CSVParser(path: file.path, keepsFields: true, extraColumns: extraColumns)
+        parser = CSVParser(path: file.path, keepsFields: true, extraColumns: extraColumns, names: names)
         chunk.reserveCapacity(chunkSize)
         do {
             while parser.header == nil {

@@ -21,12 +21,15 @@ extension Campaign {
         do {
             try OutputFile.createDirectory(directory)
             log = try ResultLog(path: CampaignDirectory.logPath(directory))
-            try DeadTokenReport(path: CampaignDirectory.deadTokensPath(directory)).close()
+            log.kind = configuration.recordKind
+            try DeadTokenReport(path: CampaignDirectory.deadTokensPath(directory, kind: configuration.recordKind),
+                                kind: configuration.recordKind).close()
         } catch {
             throw SetupError.output(path: directory, detail: "\(error)")
         }
         let decoder = RowDecoder(defaults: configuration.defaults, defaultPayload: configuration.defaultPayload,
-                                 auth: configuration.authentication.kind, template: template)
+                                 auth: configuration.authentication.kind, template: template,
+                                 broadcast: configuration.broadcastRows)
         let duplicates = configuration.allowDuplicates ? nil
             : DuplicateTokens(suspects: duplicateSuspects, defaultTopic: configuration.defaults.topic)
         let router = configuration.credentials.isEmpty ? nil : CredentialRouter(configuration: configuration)

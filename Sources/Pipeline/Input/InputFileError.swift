@@ -10,6 +10,8 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
     case empty(path: String)
     case noHeader(path: String)
     case missingDeviceTokenColumn(path: String, found: [String])
+    /// A broadcast's input (`apns-bulk broadcast`) without a `channel_id` column.
+    case missingChannelIDColumn(path: String, found: [String])
     case duplicateColumn(path: String, name: String)
     /// Header field `column` (1-based) is not UTF-8; `name` shows it with U+FFFD for the bad bytes.
     case headerNotUTF8(path: String, column: Int, name: String)
@@ -41,6 +43,10 @@ public enum InputFileError: Error, CustomStringConvertible, Equatable, Sendable 
         case .missingDeviceTokenColumn(let path, let found):
             let names = found.prefix(8).map { "\"\($0)\"" }.joined(separator: ", ")
             return "\(path), line 1: the header has no device_token column (found \(names)); name the token column device_token"
+        case .missingChannelIDColumn(let path, let found):
+            let names = found.prefix(8).map { "\"\($0)\"" }.joined(separator: ", ")
+            return "\(path), line 1: the header has no channel_id column (found \(names)); a broadcast's header is "
+                + "channel_id,payload[,priority,expiration,apns_request_id]"
         case .duplicateColumn(let path, let name):
             return "\(path), line 1: the header names column \(name) twice; keep one"
         case .headerNotUTF8(let path, let column, let name):

@@ -52,7 +52,8 @@ public enum Prescan {
     /// `halves`: when the counting pass is made by two threads (`PrescanHalves`).
     static func run(path: String, chunkSize: Int = 256 * 1024, requiresTopic: Bool = false,
                     duplicates: DuplicateScanRequest?, groups: GroupRowTally? = nil,
-                    halves: PrescanHalves.Sizes = .standard) throws(InputFileError) -> PrescanResult {
+                    halves: PrescanHalves.Sizes = .standard,
+                    names: CSVColumnNames = .deviceCampaign) throws(InputFileError) -> PrescanResult {
         // The header is read once, in small chunks: libcsv parsed the whole first 256 KiB chunk for
         // it, twice a run: callgrind, Prescan.run of a 30k-row campaign 63.1 M -> 44.4 M instructions.
         func scan(_ header: CSVHeader?, groups: GroupRowTally? = groups, sharing bloom: DuplicateBloom? = nil) -> DuplicateTokensScan? {
@@ -69,13 +70,13 @@ public enum Prescan {
             return duplicates == nil ? nil : suspects
         }
         if requiresTopic {
-            var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic)
+            var result = try parseAll(path: path, chunkSize: chunkSize, requiring: .topic, names: names)
             if let scan = scan(result.header), (try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan)) != nil {
                 result.duplicateSuspects = finish(scan)
             }
             return result
         }
-        let knownHeader = try? readHeader(path: path, chunkSize: min(chunkSize, headerChunkSize))
+        let knownHeader = try? readHeader(path: path, chunkSize: min(chunkSize, headerChunkSize), names: names)
         if let knownHeader, PrescanHalves.applies(path: path, sizes: halves) {
             // Each half counts its own groups, added to `groups` only when the halves agreed.
             let first = scan(knownHeader, groups: groups?.emptyCopy())
@@ -94,7 +95,7 @@ public enum Prescan {
                 }
                 return result
             case .suspicious?:
-                return try parseAll(path: path, chunkSize: chunkSize)
+                return try parseAll(path: path, chunkSize: chunkSize, names: names)
             case nil:
                 break  // the one-thread pass below, with scans of its own
             }
@@ -103,12 +104,12 @@ public enum Prescan {
         if let records = try? countRecords(path: path, chunkSize: chunkSize, duplicates: scan) {
             // Not read above (an error in its chunk): read as before, to throw what libcsv says.
             let header: CSVHeader
-            if let knownHeader { header = knownHeader } else { header = try readHeader(path: path, chunkSize: chunkSize) }
+            if let knownHeader { header = knownHeader } else { header = try readHeader(path: path, chunkSize: chunkSize, names: names) }
             var result = PrescanResult(rows: max(0, records - 1), header: header)
             result.duplicateSuspects = finish(scan)
             return result
         }
-        return try parseAll(path: path, chunkSize: chunkSize)
+        return try parseAll(path: path, chunkSize: chunkSize, names: names)
     }
 
     /// An input this large (~100k rows) touches every 4 KiB page of the duplicate filter anyway: on
@@ -138,9 +139,10 @@ public enum Prescan {
         return counter.isSuspicious ? nil : counter.records
     }
 
-    static func readHeader(path: String, chunkSize: Int) throws(InputFileError) -> CSVHeader {
+    static func readHeader(path: String, chunkSize: Int,
+                           names: CSVColumnNames = .deviceCampaign) throws(InputFileError) -> CSVHeader {
         let file = try InputFile(path: path)
-        let parser = CSVParser(path: file.path, keepsFields: false)
+        let parser = CSVParser(path: file.path, keepsFields: false, names: names)
         var chunk: [UInt8] = []
         chunk.reserveCapacity(chunkSize)
         while parser.header == nil, try file.read(into: &chunk, limit: chunkSize) {
@@ -154,9 +156,10 @@ public enum Prescan {
     }
 
     /// The libcsv pass: every error named with its line.
-    static func parseAll(path: String, chunkSize: Int = 256 * 1024, requiring column: CSVColumn? = nil) throws(InputFileError) -> PrescanResult {
+    static func parseAll(path: String, chunkSize: Int = 256 * 1024, requiring column: CSVColumn? = nil,
+                         names: CSVColumnNames = .deviceCampaign) throws(InputFileError) -> PrescanResult {
         let file = try InputFile(path: path)
-        let parser = CSVParser(path: file.path, keepsFields: false)
+        let parser = CSVParser(path: file.path, keepsFields: false, names: names)
         parser.requiredColumn = column
         var chunk: [UInt8] = []
         chunk.reserveCapacity(chunkSize)

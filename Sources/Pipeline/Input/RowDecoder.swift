@@ -27,8 +27,12 @@ struct RowDecoder: Sendable {
     private let template: BoundPayloadTemplate?
     /// Spent jobs on their way from the workers back to the reader, for new rows (`JobPool`).
     let jobPool = JobPool()
+    /// A broadcast campaign's rules for its rows (`apns-bulk broadcast`), which take every row; nil for device pushes.
+    private let broadcast: BroadcastRowDecoder?
 
-    init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind, template: BoundPayloadTemplate? = nil) {
+    init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind, template: BoundPayloadTemplate? = nil,
+         broadcast: BroadcastRowDecoder? = nil) {
+        self.broadcast = broadcast
         self.defaults = defaults
         self.template = template
         self.auth = auth
@@ -37,7 +41,8 @@ struct RowDecoder: Sendable {
             JSONValidator.isJSONObject(payload) ? LiveActivityPayload(json: payload).brokenRule(route: .deviceToken) : nil
         }
         do {
-            let headers = RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth))
+            let headers = if let broadcast { broadcast.runHeaders }
+                else { RowHeaders(try NotificationHeaders(parsing: defaults, auth: auth)) }
             runDefaultHeaders = headers
             runRejection = nil
             runPushType = headers.pushType
@@ -71,6 +76,7 @@ struct RowDecoder: Sendable {
     /// only for the slices its job keeps (token, payload).
     /// `spares`: where a usual row's job comes from when one is spent (`JobPool`), else a new one.
     func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil, spares: JobSpares? = nil) -> Decoded {
+        if let broadcast { return broadcast.decode(batch, at: index, spares: spares) }
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let tokenRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
         if DeviceToken.check(hexUTF8: batch.storage, in: tokenRange) != nil { return .rejected(reason: Reason.badDeviceToken.name) }

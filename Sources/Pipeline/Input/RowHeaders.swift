@@ -58,7 +58,25 @@ final class RowHeaders: Sendable {
         pushType = values.pushType
         expiration = values.expiration
         fields = values.fields.map { H2Header($0.name, $0.value, rules: .apple) }
+        extendsRun = false
     }
+
+    /// A broadcast row's headers (`BroadcastRowDecoder`): `fields` as given, `apns-channel-id` among
+    /// them, and every value the row's own, so that APNs' refusal of one fails that row (a channel's
+    /// storage policy decides whether its expiration is accepted) and never stops the run.
+    /// `extendsRun`: `fields` go after the run's (the row has no priority or expiration of its own).
+    init(broadcast fields: [H2Header], expiration: Int64, values: NotificationHeaders, extendsRun: Bool) {
+        self.values = values
+        own = [.topic, .pushType, .priority, .expiration]
+        pushType = .liveactivity
+        self.expiration = expiration
+        self.fields = fields
+        self.extendsRun = extendsRun
+    }
+
+    /// The request carries the run's header fields and then `fields` (a broadcast row's channel),
+    /// rather than `fields` alone.
+    let extendsRun: Bool
 
     /// Copied out of `values`, read for every row: reading a field through `values` would copy the
     /// whole struct (its strings retained and released).

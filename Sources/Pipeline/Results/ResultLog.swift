@@ -52,23 +52,39 @@ public final class ResultLog {
 
     /// Appends one record's line; written to disk with the next frame.
     public func append(_ record: ResultRecord) throws(ZstdWriteError) {
-        record.withLine { [writer] in ResultLineEncoder.append($0, to: writer) }
+        record.withLine { [writer] fields in
+            if record.kind == .broadcast {
+                ResultLineEncoder.append(BroadcastResultLine(line: fields), to: writer)
+            } else {
+                ResultLineEncoder.append(fields, to: writer)
+            }
+        }
         recordsWritten += 1
         if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
     }
 
     /// The text behind records' credential groups (`RecordLabels`); nil in a run without them.
     var labels: RecordLabels?
+    /// The kind of the records `append(_: RowResult)` writes: a broadcast's have lines of their own.
+    var kind = ResultRecord.Kind.deviceToken
 
     func append(_ record: borrowing RowResult) throws(ZstdWriteError) {
         // Three byte loads for a record of a one-credential run; the labels only for the others.
-        if record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0, let labels {
+        if kind == .broadcast {
+            appendBroadcast(record)
+        } else if record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0, let labels {
             appendLabelled(record, labels)
         } else {
             record.appendJSONLine(to: writer, labels: nil)
         }
         recordsWritten += 1
         if writer.pendingByteCount >= maxFrameBytes { try writer.flush() }
+    }
+
+    @inline(never)
+    private func appendBroadcast(_ record: borrowing RowResult) {
+        let labels = record.lane | UInt16(record.environmentCode | record.fallbackFrom) != 0 ? self.labels : nil
+        record.withLine(labels: labels) { ResultLineEncoder.append(BroadcastResultLine(line: $0), to: writer) }
     }
 
     // Out of line: the per-row `append` of a one-credential run keeps no labels to retain and release.

@@ -25,14 +25,30 @@ public struct ResultLogTally: Sendable {
 
 /// The merged cleanup list over several logs (shards): one line per device token, keeping the
 /// record with the latest `unregistered_at` (a 410 beats a 400; on a tie the later record wins).
+/// Over a broadcast's logs, one line per channel answered ChannelNotRegistered (its latest row).
 public final class DeadTokenMerge {
     private var kept = LatestDeadTokens<ResultRecord>()
+    /// The kind of the records added (the first one's); nil before any.
+    public private(set) var kind: ResultRecord.Kind?
+    /// Records of the other kind met after the first: broadcast and device logs do not merge.
+    public private(set) var otherKindRecords = 0
 
     /// An empty list.
     public init() {}
 
-    /// Keeps `record` when it is a dead token newer than the one kept for its token.
+    /// Keeps `record` when it is a dead token newer than the one kept for its token (a broadcast's:
+    /// a row answered ChannelNotRegistered).
     public func add(_ record: ResultRecord) {
+        if kind == nil { kind = record.kind }
+        guard record.kind == kind else {
+            otherKindRecords += 1
+            return
+        }
+        if record.kind == .broadcast {
+            guard record.outcome == .failed, record.reason == "ChannelNotRegistered" else { return }
+            kept.keep(token: record.deviceToken, unregisteredAt: nil, line: record)
+            return
+        }
         guard record.outcome.isDeadToken else { return }
         kept.keep(token: record.deviceToken, unregisteredAt: record.unregisteredAt, line: record)
     }
@@ -45,7 +61,7 @@ public final class DeadTokenMerge {
 
     /// Writes the merged list as a dead-tokens.csv.
     public func write(to path: String) throws(OutputFileError) {
-        let report = try DeadTokenReport(path: path)
+        let report = try DeadTokenReport(path: path, kind: kind ?? .deviceToken)
         for record in kept.lines { try report.add(record) }
         try report.close()
     }

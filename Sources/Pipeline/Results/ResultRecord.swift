@@ -39,6 +39,18 @@ public struct ResultRecord: Sendable, Equatable {
     public var keyID: String?
     /// `--environment-fallback`: the environment whose BadDeviceToken moved the row; nil otherwise.
     public var environmentFallbackFrom: String?
+    /// The kind of row: a device push's, or a Live Activity broadcast's, whose line names
+    /// `deviceToken` `channel_id` (the channel id, as the input gave it) and `apnsID`
+    /// `apns_request_id` (`BroadcastResultLine`).
+    public var kind = Kind.deviceToken
+
+    /// What a record is of (docs/file-formats.md).
+    public enum Kind: Sendable, Equatable {
+        /// A device push (`send`): `device_token`, `apns_id`.
+        case deviceToken
+        /// A Live Activity broadcast (`broadcast`): `channel_id`, `apns_request_id`.
+        case broadcast
+    }
 
     /// A record; what a row never got (status, reason, ...) is left out.
     public init(row: Int, deviceToken: String, outcome: Outcome, status: Int = 0, reason: String? = nil,
@@ -62,7 +74,13 @@ public struct ResultRecord: Sendable, Equatable {
 
     /// Appends the record as one JSON line (with its newline), in the field order of docs/file-formats.md.
     public func appendJSONLine(to line: inout [UInt8]) {
-        withLine { ResultLineEncoder.append($0, to: &line) }
+        withLine { fields in
+            if kind == .broadcast {
+                ResultLineEncoder.append(BroadcastResultLine(line: fields), to: &line)
+            } else {
+                ResultLineEncoder.append(fields, to: &line)
+            }
+        }
     }
 
     /// Runs `body` with the record's line (`ResultLineEncoder`).

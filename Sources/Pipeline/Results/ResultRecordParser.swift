@@ -28,7 +28,7 @@ struct ResultRecordParser {
             try expect(UInt8(ascii: "}"))
             break
         }
-        for (bit, required) in [(1, "row"), (2, "device_token"), (4, "outcome")] where seen & UInt8(bit) == 0 {
+        for (bit, required) in [(1, "row"), (2, "device_token or channel_id"), (4, "outcome")] where seen & UInt8(bit) == 0 {
             throw Failure(detail: "no \(required)")
         }
         return record
@@ -39,6 +39,10 @@ struct ResultRecordParser {
         switch key {
         case "row": record.row = Int(try integer()); return 1
         case "device_token": record.deviceToken = try string(); return 2
+        case "channel_id":
+            record.deviceToken = try string()
+            record.kind = .broadcast
+            return 2
         case "outcome":
             let name = try string()
             guard let outcome = Outcome(rawValue: name) else { throw Failure(detail: "unknown outcome \(name)") }
@@ -46,7 +50,8 @@ struct ResultRecordParser {
             return 4
         case "status": record.status = Int(try integer())
         case "reason": record.reason = try optional { (p: inout Self) throws(Failure) in try p.string() }
-        case "apns_id": record.apnsID = try optional { (p: inout Self) throws(Failure) in try p.string() }
+        case "apns_id", "apns_request_id":
+            record.apnsID = try optional { (p: inout Self) throws(Failure) in try p.string() }
         case "attempts": record.attempts = Int(try integer())
         case "unregistered_at": record.unregisteredAt = try optional { (p: inout Self) throws(Failure) in try p.integer() }
         case "latency_ms": record.latencyMs = try optional { (p: inout Self) throws(Failure) in try p.number() }

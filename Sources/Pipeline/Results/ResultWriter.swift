@@ -28,6 +28,8 @@ final class ResultWriter: @unchecked Sendable {
     private let labels: RecordLabels?
     /// Each credential group's BadDeviceToken records held until its environment is proven.
     private let proofs: [EnvironmentProof]
+    /// A device push's records, or a broadcast's (their lines and dead list differ).
+    private let kind: ResultRecord.Kind
     @exclusivity(unchecked) private(set) var summary: Summary
     /// `summary.groups`' counts while the writer runs (folded in when it is done).
     @exclusivity(unchecked) private var groupTally: GroupCountsTally?
@@ -45,7 +47,8 @@ final class ResultWriter: @unchecked Sendable {
          showProgress: Bool, startedAt: ContinuousClock.Instant, directory: CampaignDirectory? = nil,
          onOutcome: Campaign.OutcomeHandler? = nil, pace: Double? = nil, recorder: RunRecorder? = nil,
          labels: RecordLabels? = nil, waiting: (@Sendable () -> String?)? = nil,
-         proofs: [EnvironmentProof] = []) throws {
+         proofs: [EnvironmentProof] = [], kind: ResultRecord.Kind = .deviceToken) throws {
+        self.kind = kind
         self.labels = labels
         self.proofs = proofs
         self.onOutcome = onOutcome
@@ -66,10 +69,11 @@ final class ResultWriter: @unchecked Sendable {
             summary.rows = expectedRows ?? carried
         } else {
             log = try ResultLog(path: outputDirectory + "/results.jsonl.zst")
-            deadTokens = try DeadTokenReport(path: outputDirectory + "/dead-tokens.csv")
+            deadTokens = try DeadTokenReport(path: CampaignDirectory.deadTokensPath(outputDirectory, kind: kind), kind: kind)
             summary = Summary(rows: expectedRows ?? 0)
         }
         log.labels = labels
+        log.kind = kind
         if labels != nil && summary.groups == nil { summary.groups = GroupCounts() }
         groupTally = labels.map { GroupCountsTally(lanes: $0.lanes.count) }
         progress = showProgress ? ProgressLine(expectedRows: self.expectedRows, startedAt: startedAt, pace: pace,
@@ -128,7 +132,7 @@ final class ResultWriter: @unchecked Sendable {
         guard writeError == nil else { return }
         do {
             try log.append(record)
-            if record.outcome.isDeadToken { try deadTokens.add(record) }
+            if deadTokens.mayList(record.outcome) { try deadTokens.add(record) }
         } catch {
             fail("\(error)")
         }
@@ -156,6 +160,7 @@ final class ResultWriter: @unchecked Sendable {
     /// The record as the callback gets it, with its group's labels.
     private func labelled(_ result: borrowing RowResult) -> ResultRecord {
         var record = result.record
+        record.kind = kind
         if let labels {
             (record.environment, record.keyID, record.environmentFallbackFrom) = labels.fields(of: result)
         }

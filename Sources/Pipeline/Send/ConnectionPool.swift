@@ -220,7 +220,7 @@ final class ConnectionPool {
             endpoint: endpoint, address: address, tls: group.tls, maxStreams: configuration.maxStreams,
             singleStreamUntilAuthorized: group.authentication.kind == .token)
         settings.proxy = proxy
-        settings.capturedHeaders = Self.apnsResponseHeaders
+        settings.capturedHeaders = configuration.broadcast == nil ? Self.apnsResponseHeaders : BroadcastCampaign.responseHeaders
         settings.pingInterval = .milliseconds(Int(configuration.pingIntervalSeconds * 1000))
         settings.pingTimeout = .milliseconds(Int(configuration.pingTimeoutSeconds * 1000))
         settings.responseTimeout = .milliseconds(Int(configuration.responseTimeoutSeconds * 1000))

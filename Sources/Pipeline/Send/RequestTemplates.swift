@@ -16,9 +16,14 @@ final class RequestTemplates {
     private var runDefault: H2RequestTemplate?
     private let runHeaders: RowHeaders?
 
+    /// Every request's `:path` before its row's token: `/3/device/`, or a broadcast's whole path.
+    private let pathPrefix: String
+
     /// `token` is added to `sentTokens`, the worker's list of every token its requests carried.
-    init(token: ProviderToken?, runHeaders: RowHeaders?, sentTokens: inout [ProviderToken]) {
+    init(token: ProviderToken?, runHeaders: RowHeaders?, pathPrefix: String = "/3/device/",
+         sentTokens: inout [ProviderToken]) {
         self.runHeaders = runHeaders
+        self.pathPrefix = pathPrefix
         jwt = token?.jwt
         if let token {
             sentTokens.append(token)
@@ -27,13 +32,13 @@ final class RequestTemplates {
             sentIndex = nil
         }
         authorization = token.map { [H2Header("authorization", "bearer " + $0.jwt, rules: .apple)] } ?? []
-        authorizationOnly = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization)
+        authorizationOnly = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization)
     }
 
     /// The template for a job with the run's headers.
     private func runTemplate() -> H2RequestTemplate {
         if let runDefault { return runDefault }
-        let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + (runHeaders?.fields ?? []))
+        let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []))
         runDefault = made
         return made
     }
@@ -52,6 +57,7 @@ final class RequestTemplates {
     /// request adds after the template's.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
+        if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {
             ownSeen[slot] = ownHeaders
@@ -59,7 +65,7 @@ final class RequestTemplates {
             return (authorizationOnly, ownHeaders.fields)
         }
         if let made = ownMade[slot] { return (made, []) }
-        let made = H2RequestTemplate(pathPrefix: "/3/device/", headers: authorization + ownHeaders.fields)
+        let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + ownHeaders.fields)
         ownMade[slot] = made
         return (made, [])
     }

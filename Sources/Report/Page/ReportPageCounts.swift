@@ -1,3 +1,4 @@
+import APNs
 import Pipeline
 
 /// The report's count sections: outcomes, reasons (with the catalog's meaning and action),
@@ -55,6 +56,8 @@ extension ReportPage {
     }
 
     static func deadTokensSection(_ campaign: ReportCampaign) -> String {
+        let channels = campaign.runs.compactMap(\.deadChannelsPath)
+        if !channels.isEmpty { return deadChannelsSection(campaign, paths: channels) }
         let dead = campaign.summary.detail.deadByReason
         let total = dead.values.reduce(0, +)
         var html = "<p><span id=\"dead-total\" data-count=\"\(total)\">\(HTMLText.count(total))</span> dead tokens "
@@ -72,6 +75,16 @@ extension ReportPage {
         }
         html += deadByEnvironment(campaign.summary.detail.deadByEnvironment)
         return section("dead-tokens", "Dead tokens", html)
+    }
+
+    /// A broadcast's: the rows answered ChannelNotRegistered, whose channels the app's backend should forget.
+    static func deadChannelsSection(_ campaign: ReportCampaign, paths: [String]) -> String {
+        let total = campaign.summary.byReason[Reason.channelNotRegistered.name] ?? 0
+        let html = "<p><span id=\"dead-total\" data-count=\"\(total)\">\(HTMLText.count(total))</span> rows answered "
+            + "<code>ChannelNotRegistered</code>: their channels, to remove from the app's backend, are in "
+            + paths.map { "<code>\(HTMLText.escape($0))</code>" }.joined(separator: ", ")
+            + ". The channel IDs themselves are never on this page.</p>\n"
+        return section("dead-channels", "Dead channels", html)
     }
 
     /// With several environments in play: the dead tokens of each, by reason. A token APNs calls

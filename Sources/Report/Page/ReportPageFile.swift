@@ -1,4 +1,7 @@
 import Pipeline
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// report.html in a campaign's `--out`: written by every run at its end (aborted and interrupted
 /// ones too, and a resumed one, which covers the whole campaign: the summary holds every run's
@@ -11,9 +14,13 @@ public enum ReportPageFile {
     /// Writes `directory`/report.html for a run whose summary is `summary` (and `summaryJSON`).
     static func write(directory: String, summary: Summary, summaryJSON: String) throws(OutputFileError) {
         let logPath = directory + "/results.jsonl.zst"
-        let run = ReportRun(logPath: logPath, summary: summary, header: ReportHeader(summaryJSON: Array(summaryJSON.utf8)),
+        // A broadcast's run lists dead channels, not tokens (written and closed before the page).
+        let deadChannels = directory + "/" + BroadcastCampaign.deadChannelsFile
+        let broadcast = access(deadChannels, F_OK) == 0
+        var run = ReportRun(logPath: logPath, summary: summary, header: ReportHeader(summaryJSON: Array(summaryJSON.utf8)),
                             timeline: TimelineFile.read(path: directory + "/" + TimelineFile.name)?.lines,
-                            deadTokensPath: directory + "/dead-tokens.csv")
+                            deadTokensPath: broadcast ? nil : directory + "/dead-tokens.csv")
+        if broadcast { run.deadChannelsPath = deadChannels }
         try write(page: ReportPage.render(ReportCampaign(runs: [run])), to: directory + "/" + name)
     }
 

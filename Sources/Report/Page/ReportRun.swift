@@ -14,6 +14,8 @@ public struct ReportRun: Sendable {
     public var timeline: [TimelineLine]?
     /// dead-tokens.csv beside the log, when it exists.
     public var deadTokensPath: String?
+    /// A broadcast's dead-channels.csv beside the log, when it exists: the run was a broadcast's.
+    public var deadChannelsPath: String?
     /// Complete records a crash's cut last frame still held (`report` counts them), if cut.
     public var cutFrame: CutFrame?
 
@@ -40,6 +42,8 @@ public struct ReportRun: Sendable {
                             timeline: TimelineFile.read(path: TimelineFile.path(besideLog: logPath))?.lines,
                             deadTokensPath: fileExists(deadTokens) ? deadTokens : nil)
         run.cutFrame = tally.cutFrame
+        let deadChannels = String(directory) + BroadcastCampaign.deadChannelsFile
+        if fileExists(deadChannels) { run.deadChannelsPath = deadChannels }
         return run
     }
 

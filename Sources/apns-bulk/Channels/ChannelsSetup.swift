@@ -15,22 +15,8 @@ struct ChannelsSetup {
         let usesMock = if case .mock? = parsed?.target { true } else { false }
         environment = try Self.environment(options, named: parsed?.environment)
 
-        let credentials = try SendCredentials.load(options, onlyMock: usesMock)
-        guard credentials.count == 1 else {
-            throw RunFailure.usage("channels take one credential, the app's: give one --key-file, or one --cert-file with "
-                                   + "its --cert-key-file, or one --p12-file")
-        }
-        if let certificate = credentials.certificates.first, let served = certificate.environment, served != environment {
-            throw RunFailure.usage("the certificate \(certificate.file) serves \(served.rawValue) only, and these are "
-                                   + "\(environment.rawValue)'s channels: add --environment \(served.rawValue), or use the "
-                                   + "app's \(environment.rawValue) certificate")
-        }
-        if let caFile = options.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
-            throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
-        }
-        if usesMock && options.caFile != nil {
-            throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
-        }
+        let credentials = try options.credentials.load(usesMock: usesMock, environment: environment, caFile: options.caFile,
+                                                       what: "channels")
 
         let endpoint: Endpoint
         var proxy: HTTPProxy?
@@ -55,20 +41,12 @@ struct ChannelsSetup {
             endpoint = ChannelManagementAPI.host(environment)
         }
         if mock == nil {
-            do {
-                proxy = try ProxySettings(proxyFlag: options.proxy, noProxyFlag: nil,
-                                          environment: ProcessInfo.processInfo.environment).proxy(for: endpoint)
-            } catch {
-                throw RunFailure.usage(error.description)
-            }
+            proxy = try SendCredentials.proxy(flag: options.proxy, for: endpoint)
         }
         let tls: TLSContext
-        do {
-            tls = try TLSContext.client(additionalTrust: caFile.map { .caFile($0) },
-                                        identity: credentials.certificates.first?.identity, offersH2: true)
-        } catch {
+        do { tls = try credentials.clientTLS(caFile: caFile) } catch {
             mock?.stop()
-            throw RunFailure.usage("TLS setup: \(error)")
+            throw error
         }
         target = ManagementTarget(endpoint: endpoint, proxy: proxy, tls: tls, tokens: credentials.keys.first?.source)
         self.mock = mock

@@ -14,7 +14,7 @@ struct ReportCommand: ParsableCommand {
             """)
 
     @Argument(help: "One or more results.jsonl.zst files, or --out directories that hold one.") var logs: [String] = []
-    @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at. Default: none; no list is written.")
+    @Option(help: "Write the merged dead-token list here: one line per token, with its latest unregistered_at; for broadcast logs, the merged dead-channels list, one line per channel. Default: none; no list is written.")
     var deadTokens: String?
     @Flag(help: "Print a machine-readable JSON summary.") var json = false
     @Option(help: "Write one HTML page about the logs here: several shards' logs make one campaign page. The sidecar and summary.json beside each log are read when they are there. Default: none; no page is written.")
@@ -56,22 +56,35 @@ struct ReportCommand: ParsableCommand {
             }
         }
         if let warning = overlap.warning { writeStandardError("apns-bulk: \(warning)\n") }
+        if merge.otherKindRecords > 0 {
+            throw RunFailure.usage("the logs mix a broadcast's records (channel_id) and device pushes' (device_token): "
+                                   + "report them separately")
+        }
         if let deadTokens {
             do { try merge.write(to: deadTokens) } catch { throw RunFailure.usage(error.description) }
         }
         if let html { try ReportHTML.campaign(logs, to: html) }
         var total = OutcomeCounts()
         for tally in tallies { total.add(tally.counts) }
-        print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows)
-                   : humanText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows),
+        let channels = merge.kind == .broadcast
+        print(json ? jsonText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows,
+                              channels: channels)
+                   : humanText(tallies, total: total, deadTokenCount: merge.count, repeatedRows: overlap.repeatedRows,
+                               channels: channels),
               terminator: "")
+    }
+
+    /// A broadcast's logs list dead channels, not tokens.
+    private func deadListName(human: Bool, channels: Bool) -> String {
+        human ? (channels ? "dead channels" : "dead tokens") : (channels ? "dead_channels" : "dead_tokens")
     }
 
     private func countsText(_ counts: OutcomeCounts) -> String {
         "rows \(counts.total) " + Outcome.allCases.map { "\($0.rawValue) \(counts[$0])" }.joined(separator: " ")
     }
 
-    private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int) -> String {
+    private func humanText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int,
+                           channels: Bool) -> String {
         var lines = tallies.map { tally in
             "\(tally.path): \(countsText(tally.counts))" + (tally.cutFrame.map { cut in
                 " (cut last frame: \(cut.recordsRead) records read, skipped \(cut.incompleteLineBytes) bytes of an incomplete line)"
@@ -79,7 +92,7 @@ struct ReportCommand: ParsableCommand {
         }
         lines.append("total: \(countsText(total))")
         if repeatedRows > 0 { lines.append("repeated rows: \(repeatedRows) records for a row number met in an earlier record (see the warning)") }
-        lines.append("dead tokens: \(deadTokenCount)" + (deadTokens.map { " (written to \($0))" } ?? ""))
+        lines.append("\(deadListName(human: true, channels: channels)): \(deadTokenCount)" + (deadTokens.map { " (written to \($0))" } ?? ""))
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -87,7 +100,8 @@ struct ReportCommand: ParsableCommand {
         "\"rows\": \(counts.total), " + Outcome.allCases.map { "\"\($0.rawValue)\": \(counts[$0])" }.joined(separator: ", ")
     }
 
-    private func jsonText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int) -> String {
+    private func jsonText(_ tallies: [ResultLogTally], total: OutcomeCounts, deadTokenCount: Int, repeatedRows: Int,
+                          channels: Bool) -> String {
         let files = tallies.map { tally in
             var path: [UInt8] = []
             JSONText.appendString(tally.path, to: &path)
@@ -97,7 +111,7 @@ struct ReportCommand: ParsableCommand {
                 + "\"incomplete_line_bytes\": \(tally.cutFrame?.incompleteLineBytes ?? 0)}"
         }
         return "{\n  \"files\": [\n" + files.joined(separator: ",\n") + "\n  ],\n"
-            + "  \"total\": {\(countsJSON(total))},\n  \"dead_tokens\": \(deadTokenCount),\n"
+            + "  \"total\": {\(countsJSON(total))},\n  \"\(deadListName(human: false, channels: channels))\": \(deadTokenCount),\n"
             + "  \"repeated_rows\": \(repeatedRows)\n}\n"
     }
 }

@@ -88,6 +88,14 @@ enum HelpExamples {
             ("One in sandbox, with the app's .p12 (its password in P12_PASSWORD):",
              "apns-bulk channels delete --bundle-id com.example.app --channel-id dHN0LXNyY2gtY2hubA== --environment sandbox --p12-file push.p12 --p12-password-env P12_PASSWORD"),
         ],
+        "broadcast": [
+            ("Score updates to the app's channels in production; results in out/match:",
+             "apns-bulk broadcast --input updates.csv --bundle-id com.example.app --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --out out/match"),
+            ("The same after a crash or kill: skip the rows recorded, send the rest:",
+             "apns-bulk broadcast --input updates.csv --bundle-id com.example.app --key-file AuthKey_ABCDE12345.p8 --key-id ABCDE12345 --team-id TEAM123456 --out out/match --resume"),
+            ("A rehearsal against the embedded mock, which takes any channel ID:",
+             "apns-bulk broadcast --input updates.csv --bundle-id com.example.app --endpoint mock --out out/rehearsal"),
+        ],
         "gen": [
             ("A million rows, zstd-compressed, for a benchmark:",
              "apns-bulk gen --rows 1000000 --out campaign.csv.zst"),

@@ -181,7 +181,18 @@ struct SendCommand: ParsableCommand {
             help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable. Default: none.")
     var mockOptions: [String] = []
 
-    enum ProgressChoice: String, ExpressibleByArgument { case auto, always, never }
+    enum ProgressChoice: String, ExpressibleByArgument {
+        case auto, always, never
+
+        /// Whether the progress line is drawn: `auto` when stderr is a terminal.
+        var showsProgress: Bool {
+            switch self {
+            case .always: true
+            case .never: false
+            case .auto: isatty(2) == 1
+            }
+        }
+    }
     enum WireProtocolChoice: String, ExpressibleByArgument { case http2, binary }
     enum EnvironmentChoice: String, ExpressibleByArgument { case production, sandbox }
 

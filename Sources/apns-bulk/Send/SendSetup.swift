@@ -140,11 +140,7 @@ struct SendSetup {
             configuration.binaryQuietMilliseconds = command.binaryQuietMs
             configuration.binaryWindow = command.binaryWindow
         }
-        switch command.progress {
-        case .always: configuration.showProgress = true
-        case .never: configuration.showProgress = false
-        case .auto: configuration.showProgress = isatty(2) == 1
-        }
+        configuration.showProgress = command.progress.showsProgress
         configuration.metrics = try Self.metricsOptions(command, shard: shard)
         // The timeline sidecar, those metrics and report.html: what every run of `send` writes
         // besides its result files (Report's exporters; a dry run gets the page only).

@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct HelpTextTests {
     static let commands: [[String]] = [[], ["send"], ["mock-server"], ["report"], ["token"], ["gen"], ["feedback"], ["cleanup"],
                                        ["channels"], ["channels", "create"], ["channels", "list"], ["channels", "show"],
-                                       ["channels", "delete"]]
+                                       ["channels", "delete"], ["broadcast"]]
 
     static func help(_ command: [String]) throws -> String {
         var environment = ProcessInfo.processInfo.environment

@@ -278,7 +278,8 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
     /// The current token's templates: made again only when the token changed.
     private func templates(for token: ProviderToken?, runHeaders: RowHeaders?) -> RequestTemplates {
         if let templates, templates.jwt == token?.jwt { return templates }
-        let made = RequestTemplates(token: token, runHeaders: runHeaders, sentTokens: &sentTokens)
+        let made = RequestTemplates(token: token, runHeaders: runHeaders,
+                                    pathPrefix: shared.configuration.requestPathPrefix, sentTokens: &sentTokens)
         templates = made
         return made
     }
