@@ -66,8 +66,12 @@ public enum BroadcastRules {
     public static func checkPushType(_ value: (some StringProtocol)?) -> Reason? {
         guard let value else { return .missingPushType }
         let utf8 = value.utf8
-        for spelling in Self.pushTypeSpellingBytes where utf8.elementsEqual(spelling) { return nil }
-        return .invalidPushType
+        // In place when contiguous (a header value is): the generic walk of the UTF-8 view was
+        // ~550 instructions a broadcast in the mock.
+        let known = utf8.withContiguousStorageIfAvailable { bytes in
+            Self.pushTypeSpellingBytes.contains { $0.count == bytes.count && $0.elementsEqual(bytes) }
+        } ?? Self.pushTypeSpellingBytes.contains { utf8.elementsEqual($0) }
+        return known ? nil : .invalidPushType
     }
 
     @usableFromInline
