@@ -39,19 +39,21 @@ public enum BroadcastRules {
     /// `isWellFormedChannelID` over UTF-8 bytes in place (a CSV field, a header value).
     public static func isWellFormedChannelID(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count % 4 == 0 else { return false }
-        var padding = 0
-        for byte in bytes {
-            if byte == UInt8(ascii: "=") {
-                padding += 1
-                continue
-            }
-            guard padding == 0, isBase64Digit(byte) else { return false }
+        // Digits up to the padding, then at most two `=` to the end. A table look-up a byte: the
+        // range tests were ~19 instructions a byte, paid by the sender and the mock for each
+        // broadcast's channel id.
+        return base64Digits.withUnsafeBufferPointer { isDigit in
+            var index = 0
+            while index < bytes.count, isDigit[Int(bytes[index])] { index += 1 }
+            let digits = index
+            while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
+            return index == bytes.count && bytes.count - digits <= 2
         }
-        return padding <= 2
     }
 
-    private static func isBase64Digit(_ byte: UInt8) -> Bool {
-        switch byte {
+    /// By byte value: whether it is one of base64's 64 digits.
+    private static let base64Digits: [Bool] = (0...255).map { byte in
+        switch UInt8(byte) {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"): true
         default: false
@@ -64,8 +66,12 @@ public enum BroadcastRules {
     public static func checkPushType(_ value: (some StringProtocol)?) -> Reason? {
         guard let value else { return .missingPushType }
         let utf8 = value.utf8
-        for spelling in Self.pushTypeSpellingBytes where utf8.elementsEqual(spelling) { return nil }
-        return .invalidPushType
+        // In place when contiguous (a header value is): the generic walk of the UTF-8 view was
+        // ~550 instructions a broadcast in the mock.
+        let known = utf8.withContiguousStorageIfAvailable { bytes in
+            Self.pushTypeSpellingBytes.contains { $0.count == bytes.count && $0.elementsEqual(bytes) }
+        } ?? Self.pushTypeSpellingBytes.contains { utf8.elementsEqual($0) }
+        return known ? nil : .invalidPushType
     }
 
     @usableFromInline
@@ -106,7 +112,12 @@ public enum BroadcastRules {
     /// `hasPushTypeSuffix` over UTF-8 bytes in place.
     public static func hasPushTypeSuffix(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         pushTypeSuffixes.contains { suffix in
-            bytes.count > suffix.count && UnsafeBufferPointer(rebasing: bytes[(bytes.count - suffix.count)...]).elementsEqual(suffix)
+            bytes.count > suffix.count && suffix.withUnsafeBufferPointer { suffix in
+                // By index over the two buffers: `elementsEqual` was ~550 instructions a broadcast in the mock.
+                let start = bytes.count - suffix.count
+                for index in 0..<suffix.count where bytes[start + index] != suffix[index] { return false }
+                return true
+            }
         }
     }
 

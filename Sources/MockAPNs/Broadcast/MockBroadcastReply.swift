@@ -1,4 +1,5 @@
 import APNs
+import ByteScan
 import Transport
 
 /// What goes back for a broadcast or channel request: `:status`, `apns-request-id` (echoed or
@@ -6,28 +7,56 @@ import Transport
 /// `apns-channel-id` (201), and the body: a read's or list's JSON, or `{"reason":…}` for an error.
 struct MockBroadcastReply {
     let status: Int
-    let headers: [H2Header]
+    /// `apns-request-id`: inline (a made one, or an echoed one that fits) or as text.
+    let requestID: MockAPNsID
+    let uniqueID: UUIDBytes?
+    /// A created channel's id, sent back in `apns-channel-id`.
+    let createdChannelID: String?
     let body: [UInt8]
 
-    init(_ answer: MockBroadcastAnswer, requestID: String, random: inout MockRandom, sendsUniqueID: Bool) {
+    /// The request's own `apns-request-id` (`answer.requestID`), echoed, or a new random one.
+    static func requestID(of answer: MockBroadcastAnswer, random: inout MockRandom) -> MockAPNsID {
+        guard let echoed = answer.requestID else {
+            return .field(MockAPNsID.generated(using: &random, name: requestIDName))
+        }
+        return H2ResponseField(name: requestIDName, value: echoed, neverIndexed: true).map { .field($0) }
+            ?? .text(echoed)
+    }
+
+    private static let requestIDName: StaticString = "apns-request-id"
+
+    init(_ answer: MockBroadcastAnswer, requestID: MockAPNsID, random: inout MockRandom, sendsUniqueID: Bool) {
         status = answer.status
-        var headers = [H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)]
-        if sendsUniqueID {
-            headers.append(H2Header(ResponseHeaderNames.uniqueID, MockAPNsID.uniqueID(using: &random).description,
-                                    indexing: .neverIndexed))
-        }
-        if answer.kind == .create, answer.status == 201, let id = answer.channelID {
-            headers.append(H2Header(BroadcastRules.channelIDHeader, id, indexing: .neverIndexed))
-        }
+        self.requestID = requestID
+        uniqueID = sendsUniqueID ? MockAPNsID.uniqueID(using: &random) : nil
+        createdChannelID = answer.kind == .create && answer.status == 201 ? answer.channelID : nil
         if let reason = answer.reasonText, answer.status >= 300 {
             body = Response.errorBody(reasonText: reason, timestamp: nil)
         } else {
             body = answer.body
         }
-        self.headers = headers
     }
 
+    /// The usual answer (a broadcast's: request id and unique id) in inline fields, which allocate
+    /// nothing; the others through the general path.
     func send(streamID: Int32, on connection: H2ServerConnection) {
+        if case .field(let requestField) = requestID, createdChannelID == nil {
+            guard let uniqueID else {
+                connection.respond(streamID: streamID, status: status, field: requestField, body: body)
+                return
+            }
+            var unique = H2ResponseField(name: "apns-unique-id", neverIndexed: true)
+            uniqueID.withText { for byte in $0 { unique.append(byte) } }
+            connection.respond(streamID: streamID, status: status, field: requestField, second: unique, body: body)
+            return
+        }
+        var headers = [H2Header(BroadcastRules.requestIDHeader, requestID.text, indexing: .neverIndexed)]
+        if let uniqueID {
+            headers.append(H2Header(ResponseHeaderNames.uniqueID, uniqueID.description, indexing: .neverIndexed))
+        }
+        if let createdChannelID {
+            headers.append(H2Header(BroadcastRules.channelIDHeader, createdChannelID, indexing: .neverIndexed))
+        }
         connection.respond(streamID: streamID, status: status, headers: headers, body: body)
     }
 }

@@ -33,6 +33,9 @@ final class MockBroadcastRules {
     private let admitAnyChannel: Bool
     private let disabledApps: Set<String>
     private let countsAttempts: Bool
+    /// Random faults are configured (`--fail`, `--too-many-requests`, `--refuse-streams`): without
+    /// them the draw answers nothing, and costs a hash of the channel id per broadcast.
+    private let drawsFaults: Bool
     /// `--respond-file` lines naming channel ids.
     private let scripted: [String: MockAPNsConfiguration.ScriptedAnswer]
     /// Attempts per channel id, for the fault draws (counted only when a fault needs them).
@@ -46,6 +49,8 @@ final class MockBroadcastRules {
         admitAnyChannel = configuration.admitAnyChannel
         disabledApps = configuration.broadcastDisabledApps
         countsAttempts = configuration.needsAttemptNumbers
+        drawsFaults = !configuration.failures.isEmpty || configuration.tooManyRequestsRate > 0
+            || configuration.refuseStreamsRate > 0
         scripted = configuration.scripted
     }
 
@@ -131,13 +136,13 @@ final class MockBroadcastRules {
             attempt = (attempts[channelID] ?? 0) &+ 1
             attempts[channelID] = attempt
         }
-        if let scripted = scripted[channelID], scripted.times.map({ Int(attempt) <= $0 }) ?? true {
+        if !scripted.isEmpty, let scripted = scripted[channelID], scripted.times.map({ Int(attempt) <= $0 }) ?? true {
             answer.status = scripted.status
             answer.reason = nil
             if scripted.status != 200 { answer.scriptedReason = scripted.reason }
             return
         }
-        if let fault = rules.randomFault(key: channelID, attempt: attempt) {
+        if drawsFaults, let fault = rules.randomFault(key: channelID, attempt: attempt) {
             answer.status = fault.status
             answer.reason = fault.reason
         }

@@ -68,11 +68,11 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
         let answer = server.broadcastRules.answer(method: request.method, path: request.path, headers: request.headers,
                                                   body: request.body, bodyLength: request.bodyLength,
                                                   connection: &auth, now: unixSeconds(), random: &server.random)
-        let requestID = answer.requestID ?? MockAPNsID.generated(using: &server.random, name: "apns-request-id").valueText
+        let requestID = MockBroadcastReply.requestID(of: answer, random: &server.random)
         if let recorder = server.recorder {
             recorder.recordBroadcast(timeMilliseconds: unixMilliseconds(), connection: connection.id,
                                      stream: request.streamID, kind: answer.kind.rawValue, bundleID: answer.bundleID,
-                                     channelID: answer.channelID, requestID: requestID, status: answer.status,
+                                     channelID: answer.channelID, requestID: requestID.text, status: answer.status,
                                      reason: answer.isRefusal ? "RefusedStream" : answer.reasonText,
                                      keyID: answer.key.map { server.rules.keyID($0) },
                                      payload: recordPayloads ? request.body : nil)

@@ -35,17 +35,25 @@ struct BroadcastRowDecoder: Sendable {
         }
         runHeaders = RowHeaders(broadcast: Self.valueFields(expiration: self.expiration, priority: self.priority),
                                 expiration: runExpiration, values: values, extendsRun: false)
+        channelHeaders = RowHeaders(broadcast: [], expiration: runExpiration, values: values, extendsRun: true,
+                                    inputTokenField: BroadcastRules.channelIDHeader)
     }
 
+    /// The headers of a row with no priority, expiration or request id of its own (the usual one):
+    /// the run's fields and then `apns-channel-id`, never indexed, whose value the request takes
+    /// from the row's bytes (its input token: `RowHeaders.inputTokenField`). One for all such
+    /// rows, so that they allocate nothing for their headers and share one encoded header block.
+    private let channelHeaders: RowHeaders
+
     /// Row `index` of `batch`; `spares` supplies a spent job to reuse, as for device pushes.
-    /// A row without its own priority or expiration (the usual one) pays for its channel alone:
-    /// one string and one header field, after the run's fields (`RowHeaders.extendsRun`).
+    /// A row with a priority or expiration of its own, or a request id, has its own header fields:
+    /// its channel's among them (after the run's fields when it only adds a request id:
+    /// `RowHeaders.extendsRun`).
     func decode(_ batch: borrowing CSVBatch, at index: Int, spares: JobSpares?) -> RowDecoder.Decoded {
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let storage = batch.storage
         let channelRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
-        let channel = String(decoding: storage[channelRange], as: UTF8.self)
-        if let reason = BroadcastRules.checkChannelID(channel) { return .rejected(reason: reason.name) }
+        if let reason = Self.channelProblem(storage, in: channelRange) { return .rejected(reason: reason.name) }
         let ownPriority = Self.text(batch, .priority, at: index)
         if let ownPriority, let reason = BroadcastRules.checkPriority(ownPriority) { return .rejected(reason: reason.name) }
         let ownExpiration = Self.text(batch, .expiration, at: index)
@@ -62,14 +70,20 @@ struct BroadcastRowDecoder: Sendable {
         if let reason = Self.payloadProblem(storage, in: payloadRange) { return .rejected(reason: reason.name) }
         if let rule = Self.broadcastRule(storage, in: payloadRange) { return .breaksLiveActivityRule(rule) }
 
-        // Never indexed: a campaign's many channels would churn HPACK's table, each one entered and evicted.
-        var fields = [H2Header(BroadcastRules.channelIDHeader, channel, indexing: .neverIndexed)]
-        if let requestID { fields.append(H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)) }
         let extendsRun = ownPriority == nil && ownExpiration == nil
-        if !extendsRun {
-            fields += Self.valueFields(expiration: ownExpiration ?? self.expiration, priority: ownPriority ?? priority)
+        let headers: RowHeaders
+        if extendsRun && requestID == nil {
+            headers = channelHeaders
+        } else {
+            // Never indexed: a campaign's many channels would churn HPACK's table, each one entered and evicted.
+            let channel = String(decoding: storage[channelRange], as: UTF8.self)
+            var fields = [H2Header(BroadcastRules.channelIDHeader, channel, indexing: .neverIndexed)]
+            if let requestID { fields.append(H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)) }
+            if !extendsRun {
+                fields += Self.valueFields(expiration: ownExpiration ?? self.expiration, priority: ownPriority ?? priority)
+            }
+            headers = RowHeaders(broadcast: fields, expiration: expiration, values: values, extendsRun: extendsRun)
         }
-        let headers = RowHeaders(broadcast: fields, expiration: expiration, values: values, extendsRun: extendsRun)
         let bytes = RowBytes(in: storage, pathToken: 0..<0, inputToken: channelRange, payload: payloadRange,
                              headers: headers)
         let row = batch.number(at: index)
@@ -90,6 +104,15 @@ struct BroadcastRowDecoder: Sendable {
     private static func text(_ batch: borrowing CSVBatch, _ column: CSVColumn, at index: Int) -> String? {
         guard let field = batch.field(column, at: index), !field.isEmpty else { return nil }
         return String(decoding: field, as: UTF8.self)
+    }
+
+    /// What APNs would answer for the channel id (`BroadcastRules.checkChannelID`), read in place.
+    private static func channelProblem(_ bytes: [UInt8], in range: Range<Int>) -> Reason? {
+        if range.isEmpty { return .missingChannelId }
+        let wellFormed = bytes.withUnsafeBufferPointer {
+            BroadcastRules.isWellFormedChannelID(bytes: UnsafeBufferPointer(rebasing: $0[range]))
+        }
+        return wellFormed ? nil : .badChannelId
     }
 
     /// What APNs would answer for the body, or nil: the broadcast size limit, not a device push's.

@@ -59,24 +59,33 @@ final class RowHeaders: Sendable {
         expiration = values.expiration
         fields = values.fields.map { H2Header($0.name, $0.value, rules: .apple) }
         extendsRun = false
+        inputTokenField = nil
     }
 
     /// A broadcast row's headers (`BroadcastRowDecoder`): `fields` as given, `apns-channel-id` among
     /// them, and every value the row's own, so that APNs' refusal of one fails that row (a channel's
     /// storage policy decides whether its expiration is accepted) and never stops the run.
     /// `extendsRun`: `fields` go after the run's (the row has no priority or expiration of its own).
-    init(broadcast fields: [H2Header], expiration: Int64, values: NotificationHeaders, extendsRun: Bool) {
+    /// `inputTokenField`: see the property.
+    init(broadcast fields: [H2Header], expiration: Int64, values: NotificationHeaders, extendsRun: Bool,
+         inputTokenField: String? = nil) {
         self.values = values
         own = [.topic, .pushType, .priority, .expiration]
         pushType = .liveactivity
         self.expiration = expiration
         self.fields = fields
         self.extendsRun = extendsRun
+        self.inputTokenField = inputTokenField
     }
 
     /// The request carries the run's header fields and then `fields` (a broadcast row's channel),
     /// rather than `fields` alone.
     let extendsRun: Bool
+
+    /// The header field whose value is the row's input token, sent from the row's bytes after the
+    /// run's fields (`extendsRun`): a usual broadcast row's `apns-channel-id`, so that its rows
+    /// share one `RowHeaders` and one encoded header block (`RequestTemplates`). Nil: none.
+    let inputTokenField: String?
 
     /// Copied out of `values`, read for every row: reading a field through `values` would copy the
     /// whole struct (its strings retained and released).

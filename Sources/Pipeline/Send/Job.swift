@@ -77,6 +77,7 @@ final class Job: @unchecked Sendable {
     var pathTokenRange: Range<Int> { rowBytes.pathTokenRange }
     func withPathToken<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result { rowBytes.withPathToken(body) }
     var deviceToken: ArraySlice<UInt8> { rowBytes.deviceToken }
+    var inputTokenRange: Range<Int> { rowBytes.inputTokenRange }
     var payloadIsInBytes: Bool { rowBytes.payloadIsInBytes }
     var payloadRange: Range<Int> { rowBytes.payloadRange }
     func payload(runPayload: ArraySlice<UInt8>) -> ArraySlice<UInt8> { rowBytes.payload(runPayload: runPayload) }

@@ -14,6 +14,8 @@ final class RequestTemplates {
     let authorizationOnly: H2RequestTemplate
     /// `authorization` and the run's header values; made on the first row that uses them.
     private var runDefault: H2RequestTemplate?
+    /// `runDefault` and then a field with each row's input token (`RowHeaders.inputTokenField`).
+    private var runWithInputToken: H2RequestTemplate?
     private let runHeaders: RowHeaders?
 
     /// Every request's `:path` before its row's token: `/3/device/`, or a broadcast's whole path.
@@ -43,6 +45,15 @@ final class RequestTemplates {
         return made
     }
 
+    /// The template for rows whose input token is a header field's value: the run's fields and it.
+    private func runTemplate(inputTokenField: String) -> H2RequestTemplate {
+        if let runWithInputToken { return runWithInputToken }
+        let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []),
+                                     suffixField: inputTokenField)
+        runWithInputToken = made
+        return made
+    }
+
     /// Rows' own header sets seen, and the templates made of them, by object. The reader's memo
     /// (`RowHeadersMemo`) gives rows with equal header columns one `RowHeaders`, so a campaign with
     /// a topic column has a few of them: each becomes a template on its second row (a set seen
@@ -54,9 +65,11 @@ final class RequestTemplates {
     private static let ownSlots = 64
 
     /// The template for a job with these headers of its own (nil: the run's), and the fields its
-    /// request adds after the template's.
+    /// request adds after the template's. A template with a suffix field takes the row's input
+    /// token as its request's suffix (the caller's part), `:path` the row's path token otherwise.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
+        if let field = ownHeaders.inputTokenField { return (runTemplate(inputTokenField: field), []) }
         if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {

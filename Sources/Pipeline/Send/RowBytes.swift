@@ -96,7 +96,10 @@ struct RowBytes: ~Copyable {
     }
 
     /// Exactly as the input gave it, for the result log and the dead-token report.
-    var deviceToken: ArraySlice<UInt8> { buffer[Int(inputStart)..<Int(inputEnd)] }
+    var deviceToken: ArraySlice<UInt8> { buffer[inputTokenRange] }
+
+    /// Where `deviceToken` is in `buffer`.
+    var inputTokenRange: Range<Int> { Int(inputStart)..<Int(inputEnd) }
 
     /// The input gave the token as `:path` carries it (already lowercase).
     private var sharesPathToken: Bool { inputStart == pathStart && inputEnd == pathEnd }

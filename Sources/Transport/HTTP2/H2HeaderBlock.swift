@@ -74,10 +74,16 @@ final class H2HeaderBlock {
     /// Appends a field whose bytes nghttp2 will not copy: a static name and a value that lives at
     /// least until the request's HEADERS frame is encoded (the caller's promise).
     func appendUncopied(name: StaticString, value: UnsafeBufferPointer<UInt8>, neverIndexed: Bool) {
+        appendUncopied(name: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value,
+                       neverIndexed: neverIndexed)
+    }
+
+    /// `appendUncopied(name:value:neverIndexed:)` with a name that lives as long as the value (a template's).
+    func appendUncopied(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>, neverIndexed: Bool) {
         precondition(count < fieldCapacity, "H2HeaderBlock: more fields than reserved")
         fields[count] = nghttp2_nv(
-            name: UnsafeMutablePointer(mutating: name.utf8Start), value: UnsafeMutablePointer(mutating: value.baseAddress),
-            namelen: name.utf8CodeUnitCount, valuelen: value.count,
+            name: UnsafeMutablePointer(mutating: name.baseAddress), value: UnsafeMutablePointer(mutating: value.baseAddress),
+            namelen: name.count, valuelen: value.count,
             flags: Self.uncopied | (neverIndexed ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
         count += 1
     }

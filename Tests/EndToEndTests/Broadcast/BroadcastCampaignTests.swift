@@ -143,6 +143,32 @@ import TestSupport
         #expect(sent.count <= 4, "one stream slot per connection until the credentials are accepted: \(sent.count) sent")
     }
 
+    /// Each request carries its own row's channel, whatever its length: a usual row's goes in the
+    /// stream's slot next to the path (the header block reused from the row before), one too long
+    /// for the slot is copied into the block, and a row with a priority or request id of its own
+    /// sends its fields as given; in any order, none takes another's channel.
+    @Test func everyRequestCarriesItsOwnRowsChannelWhateverItsLength() throws {
+        let rig = try Rig()
+        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key, extra: ["--admit-any-channel"])
+        defer { mock.stop() }
+        let long = Data((0..<150).map { UInt8($0) }).base64EncodedString()
+        let rows = 60
+        let channels = (1...rows).map { $0 % 3 == 0 ? long + Rig.channel($0) : Rig.channel($0) }
+        let input = try rig.csv("u.csv", (1...rows).map { row in
+            let own = row % 7 == 0 ? "5,," : row % 11 == 0 ? ",,\(UUID().uuidString.lowercased())" : ",,"
+            return "\(channels[row - 1]),\(Rig.update(row)),\(own)"
+        })
+        let run = try rig.broadcast(input, out: "out", endpoint: Rig.endpoint(mock), ["--connections", "2"])
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        #expect(try run.summary["delivered"] as? Int == rows)
+        let records = try run.recordsByRow
+        #expect((1...rows).allSatisfy { records[$0]?["channel_id"] as? String == channels[$0 - 1] }, "the log's channel is the row's")
+        mock.stop()
+        let sent = try mock.records().filter { $0["kind"] as? String == "broadcast" }.compactMap { $0["channel_id"] as? String }
+        #expect(sent.sorted() == channels.sorted(), "the mock saw each row's channel once")
+    }
+
     @Test func aKilledBroadcastResumesAndSendsEachRowOnce() throws {
         let rig = try Rig()
         let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key, extra: ["--admit-any-channel"])

@@ -290,11 +290,14 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
         // The turn's clock, not a read per row: latencies are measured turn to turn.
         let now = reactor.turnStartedAt
         let request = job.withHeaders { templates.request(for: $0) }
+        // A broadcast row's channel is its input token, the value of the template's suffix field.
+        let inputTokenIsSuffix = request.template.hasSuffixField
         let submitted = job.payloadIsInBytes // The usual job: token and payload in one buffer, one reference.
-            ? connection.submit(template: request.template, bytes: job.bytes, pathSuffix: job.pathTokenRange,
+            ? connection.submit(template: request.template, bytes: job.bytes,
+                                pathSuffix: inputTokenIsSuffix ? job.inputTokenRange : job.pathTokenRange,
                                 body: job.payloadRange, headers: request.fields,
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
-            : connection.submit(template: request.template, pathSuffix: job.pathToken,
+            : connection.submit(template: request.template, pathSuffix: inputTokenIsSuffix ? job.deviceToken : job.pathToken,
                                 headers: request.fields, body: job.payload(runPayload: runPayload[...]),
                                 tag: inFlight.nextTag(row: job.row), submittedAt: now)
         guard submitted else { return false }

@@ -414,11 +414,12 @@ extension H2ClientSession {
     private func fillHeaderBlock(template: H2RequestTemplate, pathSuffix suffix: UnsafeRawBufferPointer,
                                  headers: [H2Header], index: Int) {
         let prefix = template.pathPrefix
-        // The block the request before built serves again when only `:path` differs: the same
-        // template, the same first-request flags, no row headers of its own.
+        // The block the request before built serves again when only `:path` (or the template's
+        // suffix field) differs: the same template, the same first-request flags, no row headers
+        // of its own.
         if headers.isEmpty, template === blockTemplate, hasSubmitted == blockNotFirst,
            prefix.count + suffix.count <= H2ClientStreams.pathStride {
-            setPath(prefix: prefix, suffix: suffix, index: index)
+            setPath(template: template, suffix: suffix, index: index)
         } else {
             rebuildHeaderBlock(template: template, pathSuffix: suffix, headers: headers, index: index)
         }
@@ -428,11 +429,15 @@ extension H2ClientSession {
     private func rebuildHeaderBlock(template: H2RequestTemplate, pathSuffix suffix: UnsafeRawBufferPointer,
                                     headers: [H2Header], index: Int) {
         let prefix = template.pathPrefix
-        let pathCount = prefix.count + suffix.count
-        // Only a long `:path` and the row's own headers are copied into the block (and by nghttp2);
-        // the other fields point at static text, the template and `authorityStorage`, uncopied.
-        let byteCount = pathCount + H2HeaderBlock.byteCount(headers)
-        headerBlock.reset(fieldCount: 4 + template.fieldCount + headers.count, byteCount: byteCount)
+        let suffixField = template.hasSuffixField
+        // The slot holds the prefix and the suffix back to back, whether the suffix ends `:path`
+        // or is the suffix field's value.
+        let slotCount = prefix.count + suffix.count
+        let inSlot = slotCount <= H2ClientStreams.pathStride
+        // Only a long `:path` (or suffix) and the row's own headers are copied into the block (and
+        // by nghttp2); the other fields point at static text, the template and `authorityStorage`, uncopied.
+        let byteCount = (inSlot ? 0 : slotCount + template.suffixFieldName.count) + H2HeaderBlock.byteCount(headers)
+        headerBlock.reset(fieldCount: 5 + template.fieldCount + headers.count, byteCount: byteCount)
         headerBlock.appendUncopied(name: ":method", value: template.method, neverIndexed: false)
         headerBlock.appendUncopied(name: ":scheme", value: UnsafeBufferPointer(start: Self.https.utf8Start,
                                                                                count: Self.https.utf8CodeUnitCount),
@@ -442,26 +447,38 @@ extension H2ClientSession {
             pathPrefix = Array(prefix)
             pathPrefixGeneration += 1
         }
-        if pathCount <= H2ClientStreams.pathStride {
+        let noSuffix = UnsafeRawBufferPointer(start: nil, count: 0)
+        if inSlot {
             headerBlock.appendUncopied(name: ":path", value: UnsafeBufferPointer(start: nil, count: 0), neverIndexed: true)
-            setPath(prefix: prefix, suffix: suffix, index: index)
         } else {
             StaticString(":path").withUTF8Buffer { name in
                 headerBlock.append(name: UnsafeRawBufferPointer(name), value: UnsafeRawBufferPointer(prefix),
-                                   valueSuffix: suffix, neverIndexed: true)
+                                   valueSuffix: suffixField ? noSuffix : suffix, neverIndexed: true)
             }
         }
         headerBlock.append(template, notFirst: hasSubmitted)
+        if suffixField {
+            if inSlot {
+                headerBlock.appendUncopied(name: template.suffixFieldName, value: UnsafeBufferPointer(start: nil, count: 0),
+                                           neverIndexed: true)
+            } else {
+                headerBlock.append(name: UnsafeRawBufferPointer(template.suffixFieldName), value: suffix, neverIndexed: true)
+            }
+        }
         if !headers.isEmpty { headerBlock.append(headers, notFirst: hasSubmitted) }
-        let reusable = headers.isEmpty && pathCount <= H2ClientStreams.pathStride
+        // After the fields it points: `:path` and the suffix field.
+        if inSlot { setPath(template: template, suffix: suffix, index: index) }
+        let reusable = headers.isEmpty && inSlot
         blockTemplate = reusable ? template : nil
         blockNotFirst = hasSubmitted
     }
 
-    /// Writes `:path` into slot `index`'s storage, where nghttp2 reads it (uncopied) when it encodes
-    /// the HEADERS frame: the slot is taken until the stream ends.
+    /// Writes `:path` (and `template`'s suffix field's value) into slot `index`'s storage, where
+    /// nghttp2 reads it (uncopied) when it encodes the HEADERS frame: the slot is taken until the
+    /// stream ends.
     @inline(__always)
-    private func setPath(prefix: UnsafeBufferPointer<UInt8>, suffix: UnsafeRawBufferPointer, index: Int) {
+    private func setPath(template: H2RequestTemplate, suffix: UnsafeRawBufferPointer, index: Int) {
+        let prefix = template.pathPrefix
         let path = streams.path(at: index)
         // The prefix is there already when the slot's last request had it.
         let stream = streams.state(at: index)
@@ -472,7 +489,13 @@ extension H2ClientSession {
         if let base = suffix.baseAddress, suffix.count > 0 {
             UnsafeMutableRawPointer(path + prefix.count).copyMemory(from: base, byteCount: suffix.count)
         }
-        headerBlock.replaceValue(at: Self.pathField, value: path, count: prefix.count + suffix.count, flags: Self.pathFlags)
+        guard template.hasSuffixField else {
+            headerBlock.replaceValue(at: Self.pathField, value: path, count: prefix.count + suffix.count, flags: Self.pathFlags)
+            return
+        }
+        headerBlock.replaceValue(at: Self.pathField, value: path, count: prefix.count, flags: Self.pathFlags)
+        headerBlock.replaceValue(at: Self.pathField + 1 + template.fieldCount, value: path + prefix.count,
+                                 count: suffix.count, flags: Self.pathFlags)
     }
 
     private static let https: StaticString = "https"

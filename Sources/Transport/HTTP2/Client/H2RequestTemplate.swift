@@ -30,9 +30,16 @@ public final class H2RequestTemplate: @unchecked Sendable {
     let byteCount: Int
     /// The fields as given, for checks and tests.
     public let headers: [H2Header]
+    /// The name of the field that carries each request's suffix instead of `:path` (a broadcast's
+    /// `apns-channel-id`: the path is the prefix alone), in storage of its own; empty: none.
+    let suffixFieldName: UnsafeBufferPointer<UInt8>
+    /// A request's suffix is `suffixField`'s value (never indexed), sent after `headers`, not the
+    /// end of `:path`.
+    public var hasSuffixField: Bool { !suffixFieldName.isEmpty }
 
-    /// Encodes the fields once; `pathPrefix` is completed per request (`/3/device/` + token).
-    public init(method: String = "POST", pathPrefix: String, headers: [H2Header]) {
+    /// Encodes the fields once; `pathPrefix` is completed per request (`/3/device/` + token), or
+    /// with `suffixField` the request's suffix is that field's value, after `headers`.
+    public init(method: String = "POST", pathPrefix: String, headers: [H2Header], suffixField: String? = nil) {
         let methodStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, method.utf8.count))
         _ = methodStorage.initialize(from: method.utf8)
         self.method = UnsafeBufferPointer(rebasing: methodStorage[..<method.utf8.count])
@@ -40,6 +47,10 @@ public final class H2RequestTemplate: @unchecked Sendable {
         _ = prefixStorage.initialize(from: pathPrefix.utf8)
         self.pathPrefix = UnsafeBufferPointer(rebasing: prefixStorage[..<pathPrefix.utf8.count])
         self.headers = headers
+        let suffixName = Array((suffixField ?? "").utf8)
+        let suffixStorage = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, suffixName.count))
+        _ = suffixStorage.initialize(from: suffixName)
+        suffixFieldName = UnsafeBufferPointer(rebasing: suffixStorage[..<suffixName.count])
         let bytes = headers.flatMap { Array($0.name.utf8) + Array($0.value.utf8) }
         byteCount = bytes.count
         fieldCount = headers.count
@@ -67,6 +78,7 @@ public final class H2RequestTemplate: @unchecked Sendable {
     deinit {
         UnsafeMutableRawPointer(mutating: method.baseAddress)?.deallocate()
         UnsafeMutableRawPointer(mutating: pathPrefix.baseAddress)?.deallocate()
+        UnsafeMutableRawPointer(mutating: suffixFieldName.baseAddress)?.deallocate()
         storage.deallocate()
         firstEntries.deallocate()
         laterEntries.deallocate()
