@@ -232,12 +232,18 @@ public final class Campaign: Sendable {
         for (_, handle) in workers {
             handle.reactor.execute { handle.worker.value.shutdown() }
         }
-        // Each connection closes once its GOAWAY is written; stopping a reactor aborts what is left.
+        // Each connection closes once its GOAWAY is written; what is left is aborted, and only
+        // then is the reactor stopped, from its own thread, so that no connection is left holding
+        // its worker (`endConnections`).
         shared.waitForConnectionsToClose(timeoutSeconds: 0.05)
+        for (_, handle) in workers {
+            handle.reactor.execute { handle.worker.value.endConnections() }
+        }
         var stopped = Set<ObjectIdentifier>()
         for (_, handle) in workers where stopped.insert(ObjectIdentifier(handle.reactor)).inserted {
-            handle.reactor.stop()
-            handle.reactor.join()
+            let reactor = handle.reactor
+            reactor.execute { reactor.stop() }
+            reactor.join()
         }
         readerDone.wait()
         writerDone.wait()

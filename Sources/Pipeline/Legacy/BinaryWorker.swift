@@ -86,6 +86,10 @@ final class BinaryWorker: CampaignWorker, @unchecked Sendable {
         for link in links { link.stream?.close() }
     }
 
+    /// Nothing to do: a stream ends inside `close()`, or at the reactor's stop while registered,
+    /// and holds its worker only through its handlers, which it drops as it ends.
+    func endConnections() {}
+
     private func stopReconnecting() {
         closing = true
         for link in links {

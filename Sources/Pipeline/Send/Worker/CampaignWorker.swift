@@ -10,6 +10,10 @@ protocol CampaignWorker: AnyObject {
     func beginStopping()
     /// Every row is recorded: close the connections.
     func shutdown()
+    /// The reactor stops next: end every connection still open or still to tell its worker that
+    /// it closed, now. A connection keeps its worker until it has said so, and a stopped reactor
+    /// never lets it: the two would keep each other, and the worker's pool, alive.
+    func endConnections()
 }
 
 /// A worker and its reactor; the worker is touched only on that reactor's thread (via execute).

@@ -139,6 +139,12 @@ final class Worker: CampaignWorker, ClientConnectionDelegate, @unchecked Sendabl
         publishCounters()
     }
 
+    /// A connection closed during its handshake says so on the reactor's next turn, which a stop
+    /// can pre-empt; aborted, every one says so before this returns.
+    func endConnections() {
+        pool.closeAll(abort: true)
+    }
+
     // MARK: - Connections
 
     func connectionDidBecomeReady(_ connection: ClientConnection) {
