@@ -5,6 +5,9 @@ import CNGHTTP2
 ///
 /// Lives on one Reactor: create it and call every method on that reactor's thread. It keeps its
 /// delegate (strongly) until it closed, and the reactor keeps it while its socket is registered.
+/// Closed before it is ready, it says so on the reactor's next turn, which a stop from another
+/// thread can pre-empt: `abort()` whatever is left before stopping the reactor, or the connection
+/// and its delegate keep each other alive.
 ///
 /// Life: `start()` connects, does the TLS handshake, sends the HTTP/2 preface and waits for the
 /// server's SETTINGS; then `connectionDidBecomeReady`. The owner submits while `freeStreamSlots > 0`
