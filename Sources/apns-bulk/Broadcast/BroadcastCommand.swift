@@ -27,9 +27,10 @@ struct BroadcastCommand: ParsableCommand, MetricsFlags {
             to --out, and a summary of the run to stdout. dead-channels.csv lists the \
             rows answered ChannelNotRegistered: channels to remove from the app's \
             backend. A channel of the other environment is ChannelNotRegistered too, \
-            so these wait for a delivered row to prove --environment right; 100 of \
-            them without one (or all, in a shorter run) stop the run: they end \
-            aborted WrongEnvironment, not listed, and --resume sends them again. \
+            so these wait for a delivered row to prove --environment right. 100 of \
+            them without one stop the run, and those still waiting at its end count \
+            alike: they end aborted WrongEnvironment, not listed, and --resume sends \
+            them again. \
             Outcomes, retries and exit statuses are send's: a row APNs \
             refuses, such as with ChannelNotRegistered or with BadExpirationDate for \
             a channel that stores no message, ends failed, and 429 and 5xx answers \
