@@ -38,4 +38,8 @@ extension CampaignConfiguration {
 
     /// The record kind of this campaign's lines.
     var recordKind: ResultRecord.Kind { broadcast == nil ? .deviceToken : .broadcast }
+
+    /// The answer held until a 200 proves the environment: a channel of the other environment is
+    /// ChannelNotRegistered as a token of it is BadDeviceToken (`EnvironmentProof`).
+    var heldUnproven: EnvironmentProof.Held { broadcast == nil ? .badDeviceToken : .channelNotRegistered }
 }

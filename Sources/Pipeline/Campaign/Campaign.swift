@@ -283,9 +283,13 @@ public final class Campaign: Sendable {
         for group in shared.groups where group.environmentProof.endedUnproven > 0 {
             if case .wrongEnvironment? = group.control.stopCause { continue }
             let whose = group.label.map { "key \($0) in \(group.environment.rawValue)" } ?? "the run"
-            shared.warn("warning: \(group.environmentProof.endedUnproven) rows were answered BadDeviceToken and no row of "
-                        + "\(whose) was delivered or Unregistered, so nothing shows the tokens belong to the "
-                        + "\(group.environment.rawValue) environment: they end aborted WrongEnvironment, not in dead-tokens.csv. "
+            let (answer, proof, things, list) = group.environmentProof.held == .channelNotRegistered
+                ? ("ChannelNotRegistered", "delivered", "channels", BroadcastCampaign.deadChannelsFile)
+                : ("BadDeviceToken", "delivered or Unregistered", "tokens", "dead-tokens.csv")
+            shared.warn("warning: \(group.environmentProof.endedUnproven) rows were answered \(answer) and no row of "
+                        + "\(whose) was \(proof), so nothing shows the \(things) belong to the "
+                        + "\(group.environment.rawValue) environment (they look like another environment's): they end "
+                        + "aborted WrongEnvironment, not in \(list). "
                         + "Check --environment and --endpoint, then run the same command with --resume.")
         }
     }

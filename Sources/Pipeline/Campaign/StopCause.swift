@@ -7,7 +7,8 @@ public enum StopCause: Sendable, Equatable {
     case credentialsRefused(reason: String)
     /// `answers` BadDeviceToken answers and not one 200 or 410: sandbox tokens sent to production
     /// (or the reverse). Those rows end `aborted`, out of dead-tokens.csv (`EnvironmentProof`).
-    case wrongEnvironment(answers: Int)
+    /// A broadcast's are ChannelNotRegistered answers and not one 200: another environment's channels.
+    case wrongEnvironment(answers: Int, reason: Reason = .badDeviceToken)
     /// TLS verification or ALPN failed on every endpoint: a configuration error.
     case tlsFailedEverywhere(detail: String)
     /// The CONNECT proxy refused or could not be reached on every endpoint, none of which ever
@@ -58,7 +59,12 @@ public enum StopCause: Sendable, Equatable {
         case .credentialsRefused(let reason):
             "APNs refused the credentials (\(reason)); stopped sending so the list is not burnt. "
                 + Self.credentialAdvice(reason)
-        case .wrongEnvironment(let answers):
+        case .wrongEnvironment(let answers, .channelNotRegistered):
+            "\(answers) answers were ChannelNotRegistered and none was delivered: these look like channels of "
+                + "the other APNs environment (a channel is known only in the environment that created it, sandbox "
+                + "or production). They are not in dead-channels.csv: check --environment (production or sandbox) "
+                + "and --endpoint, then run the same command with --resume to send them again."
+        case .wrongEnvironment(let answers, _):
             "\(answers) answers were BadDeviceToken and none was delivered or Unregistered: these look like "
                 + "tokens of the other APNs environment (sandbox vs production). They are not in dead-tokens.csv: "
                 + "check --environment (production or sandbox) and --endpoint, then run the same command with "

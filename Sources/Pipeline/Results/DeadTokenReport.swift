@@ -7,7 +7,8 @@ import Glibc
 /// `unregistered` and `bad_token` row. `unregistered_at` is ISO 8601 UTC with milliseconds
 /// (`2026-11-23T09:31:39.123Z`, APNs' precision), empty for 400s. A broadcast campaign's is
 /// dead-channels.csv, `channel_id,reason,status,row` for every row answered ChannelNotRegistered
-/// (`failed`): the channels to remove from the app's backend. Owned by the writer thread.
+/// (`failed`; those answered before a delivery proved the environment end `aborted` unless it
+/// comes, `EnvironmentProof`): the channels to remove from the app's backend. Owned by the writer thread.
 public final class DeadTokenReport {
     /// dead-tokens.csv's header row (docs/file-formats.md's contract).
     public static let header = "device_token,reason,status,unregistered_at,row\n"

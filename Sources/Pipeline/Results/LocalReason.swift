@@ -38,7 +38,7 @@ public enum LocalReason: String, Sendable, CaseIterable {
         case .cannotResolve:
             "No endpoint's name resolved to an address, so the run stopped before the row was sent."
         case .wrongEnvironment:
-            "APNs answered BadDeviceToken and no row of the key and environment was delivered or Unregistered (100 such answers stop its rows; fewer at the run's end): the tokens look like the other APNs environment's, so they are not in dead-tokens.csv."
+            "APNs answered BadDeviceToken (a broadcast: ChannelNotRegistered) and no row of the key and environment was delivered or Unregistered (a broadcast: delivered; 100 such answers stop its rows; fewer at the run's end): the tokens (channels) look like the other APNs environment's, so they are not in dead-tokens.csv (dead-channels.csv)."
         case .proxyFailed:
             "The CONNECT proxy refused or could not be reached on every connection, so the run stopped before the row was sent."
         case .interrupted:

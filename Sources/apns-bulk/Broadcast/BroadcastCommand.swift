@@ -26,7 +26,12 @@ struct BroadcastCommand: ParsableCommand, MetricsFlags {
             Writes results.jsonl.zst, dead-channels.csv, summary.json and report.html \
             to --out, and a summary of the run to stdout. dead-channels.csv lists the \
             rows answered ChannelNotRegistered: channels to remove from the app's \
-            backend. Outcomes, retries and exit statuses are send's: a row APNs \
+            backend. A channel of the other environment is ChannelNotRegistered too, \
+            so these wait for a delivered row to prove --environment right. 100 of \
+            them without one stop the run, and those still waiting at its end count \
+            alike: they end aborted WrongEnvironment, not listed, and --resume sends \
+            them again. \
+            Outcomes, retries and exit statuses are send's: a row APNs \
             refuses, such as with ChannelNotRegistered or with BadExpirationDate for \
             a channel that stores no message, ends failed, and 429 and 5xx answers \
             are tried again with backoff.
@@ -34,7 +39,7 @@ struct BroadcastCommand: ParsableCommand, MetricsFlags {
             Exit status:
               0  finished: every row delivered, failed or rejected
               1  bad input or configuration; nothing was sent
-              2  aborted: credentials refused, or a signal
+              2  aborted: credentials refused, the wrong environment, or a signal
               3  finished, but some rows gave up
 
             --endpoint mock runs an APNs emulator in this process that takes a \

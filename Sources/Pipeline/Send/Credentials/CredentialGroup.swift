@@ -112,7 +112,8 @@ extension CredentialGroup {
                                     authentication: configuration.authentication, tls: configuration.tls,
                                     endpointIndices: Array(configuration.endpoints.indices), work: work,
                                     control: control, stop: stop, refusals: refusals,
-                                    environmentProof: EnvironmentProof(stopsGroup: !configuration.environmentFallback,
+                                    environmentProof: EnvironmentProof(held: configuration.heldUnproven,
+                                                                       stopsGroup: !configuration.environmentFallback,
                                                                        environment: configuration.environment))]
         }
         var groups: [CredentialGroup] = []
@@ -137,8 +138,8 @@ extension CredentialGroup {
                 endpointIndices: endpoints, work: queue, control: groupControl,
                 stop: RunStop(control: groupControl, work: queue, outcomes: outcomes, run: control),
                 refusals: RunWideRefusals(owner: "key \(credential.label) in \(environment.rawValue)"),
-                environmentProof: EnvironmentProof(stopsGroup: !configuration.environmentFallback, environment: environment,
-                                                   environments: proven)))
+                environmentProof: EnvironmentProof(held: configuration.heldUnproven, stopsGroup: !configuration.environmentFallback,
+                                                   environment: environment, environments: proven)))
         }
         return groups
     }

@@ -21,13 +21,35 @@ import Synchronization
 /// refused where the environment is shown live is not that environment's, so it is the other's or
 /// dead. Only a row refused in two unproven environments ends `aborted`.
 ///
+/// A broadcast's channels are the same case (`Held.channelNotRegistered`): a channel is known only
+/// in the environment that created it, so ChannelNotRegistered waits for a 200 (a channel has no
+/// 410) before it lists the channel in dead-channels.csv.
+///
 /// Sendable: two atomics and a Mutex. After the proof a worker keeps a flag of its own and never
 /// comes here for a 200.
 final class EnvironmentProof: Sendable {
     /// BadDeviceToken answers without a 200 or 410 that make the verdict.
     static let defaultWindow = 100
 
+    /// The answer held back, and the answers that prove the environment.
+    struct Held: Sendable, Equatable {
+        /// APNs' reason of the records held.
+        let reason: Reason
+        /// A 410 proves the environment as a 200 does (a device token's Unregistered; a channel has none).
+        let provenByUnregistered: Bool
+
+        /// A device push's: BadDeviceToken until a 200 or 410.
+        static let badDeviceToken = Held(reason: .badDeviceToken, provenByUnregistered: true)
+        /// A broadcast's: ChannelNotRegistered until a 200.
+        static let channelNotRegistered = Held(reason: .channelNotRegistered, provenByUnregistered: false)
+
+        /// Whether an answer of `status` proves the environment.
+        @inline(__always)
+        func proves(status: Int) -> Bool { status == 200 || (provenByUnregistered && status == 410) }
+    }
+
     let window: Int
+    let held: Held
     /// The verdict stops the group's sending (false under `--environment-fallback`, which tries
     /// the other environment rather than stop).
     let stopsGroup: Bool
@@ -59,9 +81,10 @@ final class EnvironmentProof: Sendable {
         case verdict(answers: Int, records: [RowResult])
     }
 
-    init(window: Int = EnvironmentProof.defaultWindow, stopsGroup: Bool = true, environment: APNsEnvironment = .production,
-         environments: ProvenEnvironments = ProvenEnvironments()) {
+    init(window: Int = EnvironmentProof.defaultWindow, held: Held = .badDeviceToken, stopsGroup: Bool = true,
+         environment: APNsEnvironment = .production, environments: ProvenEnvironments = ProvenEnvironments()) {
         self.window = max(1, window)
+        self.held = held
         self.stopsGroup = stopsGroup
         self.environment = environment
         self.environments = environments
@@ -89,7 +112,7 @@ final class EnvironmentProof: Sendable {
         }
     }
 
-    /// A BadDeviceToken record of this group (its token in storage of its own: it may wait).
+    /// A record of this group answered `held.reason` (its token in storage of its own: it may wait).
     func hold(_ record: RowResult) -> Decision {
         state.withLock { state in
             if proven.load(ordering: .relaxed) { return .record(record) }

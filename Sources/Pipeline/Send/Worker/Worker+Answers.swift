@@ -15,7 +15,7 @@ extension Worker {
             : Response(status: response.status, apnsID: nil, body: response.body)
         let latency = Double(reactor.turnStartedAt &- response.submittedAt) / 1e6
         if !settingsAccepted && (answer.status == 200 || answer.status == 410) { settingsProved(by: job, on: connection) }
-        if !environmentProven && (answer.status == 200 || answer.status == 410) { environmentProved() }
+        if !environmentProven && group.environmentProof.held.proves(status: answer.status) { environmentProved() }
         if settleRunWideRefusal(job, answer: answer, response: response, latency: latency, on: connection) {
             schedulePublish()
             return
@@ -33,8 +33,8 @@ extension Worker {
                moveToOtherEnvironment(job) {
                 break
             }
-            if outcome == .badToken, !environmentProven, answer.reason == .badDeviceToken {
-                holdUnproven(consume job, answer: answer, response: response, latency: latency, connection: connection)
+            if !environmentProven, answer.reason == group.environmentProof.held.reason {
+                holdUnproven(consume job, outcome, answer: answer, response: response, latency: latency, connection: connection)
                 break
             }
             // The job's last use: its record takes over its bytes.
@@ -187,21 +187,22 @@ extension Worker {
                   lane: job.lane, fallbackFrom: job.fallbackFrom)
     }
 
-    /// A 200 or 410: the group's environment is right (`EnvironmentProof`). The BadDeviceToken
-    /// records it held are recorded now, `bad_token`; this worker asks no more.
+    /// A 200 or 410 (a broadcast's 200): the group's environment is right (`EnvironmentProof`). The
+    /// BadDeviceToken (ChannelNotRegistered) records it held are recorded now; this worker asks no more.
     func environmentProved() {
         environmentProven = true
         for record in group.environmentProof.prove() { finish(record) }
     }
 
-    /// A BadDeviceToken before the group's environment is proven: its record waits in the group's
-    /// `EnvironmentProof` (its token copied, so that no CSV batch stays alive for it) until a 200
-    /// or 410 lists it as dead, or the wrong-environment verdict ends it `aborted`.
-    func holdUnproven(_ job: consuming Job, answer: Response, response: H2Response, latency: Double,
+    /// A BadDeviceToken (a broadcast's ChannelNotRegistered) before the group's environment is
+    /// proven: its record, `outcome`, waits in the group's `EnvironmentProof` (its token copied, so
+    /// that no CSV batch stays alive for it) until a proof lists it as dead, or the
+    /// wrong-environment verdict ends it `aborted`.
+    func holdUnproven(_ job: consuming Job, _ outcome: Outcome, answer: Response, response: H2Response, latency: Double,
                       connection: ClientConnection) {
         let proof = group.environmentProof
         let row = job.row
-        let held = record(of: job, .badToken, token: Array(job.takeDeviceToken())[...], answer: answer,
+        let held = record(of: job, outcome, token: Array(job.takeDeviceToken())[...], answer: answer,
                           response: response, latency: latency, connection: connection)
         recycle(job)
         switch proof.hold(held) {
@@ -213,7 +214,7 @@ extension Worker {
             finish(record)
         case .verdict(let answers, let records):
             for record in records { finish(record) }
-            if proof.stopsGroup { control.stop(.wrongEnvironment(answers: answers)) }
+            if proof.stopsGroup { control.stop(.wrongEnvironment(answers: answers, reason: proof.held.reason)) }
         }
     }
 

@@ -58,4 +58,30 @@ import Testing
         guard case .record(let later) = proof.hold(badDeviceToken(row: 3)) else { Issue.record("held after the proof"); return }
         #expect(later.outcome == .badToken)
     }
+
+    /// A broadcast's ChannelNotRegistered is held the same way (a channel of the other environment
+    /// is unknown), but only a 200 proves the environment: a channel has no 410.
+    @Test func aBroadcastsChannelNotRegisteredWaitsForA200AndA410ProvesNothing() {
+        let held = EnvironmentProof.Held.channelNotRegistered
+        #expect(held.proves(status: 200) && !held.proves(status: 410) && !held.proves(status: 400))
+        #expect(EnvironmentProof.Held.badDeviceToken.proves(status: 410))
+        let proof = EnvironmentProof(window: 3, held: held)
+        func notRegistered(_ row: Int) -> RowResult {
+            RowResult(row: row, deviceToken: Array("c\(row)".utf8)[...], outcome: .failed, status: 400,
+                      reason: "ChannelNotRegistered", attempts: 1)
+        }
+        guard case .held = proof.hold(notRegistered(1)) else { Issue.record("not held"); return }
+        #expect(proof.prove().map { "\($0.row) \($0.outcome) \($0.reason ?? "")" } == ["1 failed ChannelNotRegistered"],
+                "a 200 lists it as today")
+
+        let unproven = EnvironmentProof(window: 3, held: held)
+        _ = unproven.hold(notRegistered(1))
+        _ = unproven.hold(notRegistered(2))
+        guard case .verdict(let answers, let records) = unproven.hold(notRegistered(3)) else {
+            Issue.record("no verdict at the window")
+            return
+        }
+        #expect(answers == 3)
+        #expect(records.allSatisfy { $0.outcome == .aborted && $0.reason == "WrongEnvironment" && $0.status == 400 })
+    }
 }
