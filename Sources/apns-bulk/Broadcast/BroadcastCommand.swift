@@ -5,7 +5,7 @@ import Report
 
 /// `apns-bulk broadcast`: a Live Activity broadcast campaign, one update per CSV row to a channel,
 /// sent by `send`'s engine (`CampaignConfiguration.broadcast`), every row ending in one recorded outcome.
-struct BroadcastCommand: ParsableCommand, MetricsFlags {
+struct BroadcastCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broadcast",
         abstract: "Send Live Activity updates to broadcast channels: one per CSV row, every row recorded.",
@@ -66,48 +66,23 @@ struct BroadcastCommand: ParsableCommand, MetricsFlags {
     var environment: SendCommand.EnvironmentChoice?
     @Option(help: "production, which is api.push.apple.com:443; sandbox, api.sandbox.push.apple.com:443; HOST:PORT, serving --environment; or mock, an APNs emulator in this process. Default: the host of --environment.")
     var endpoint: String?
+    // Here, not in ConnectionFlags: one host to spread across, where send's has several.
     @Option(help: "Connections in all.")
     var connections = 4
-    @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection; the server may allow fewer.")
-    var maxStreams = 1000
+    // Here, not in ConnectionFlags: updates, where send's counts notifications.
     @Option(help: "At most this many updates per second for the whole run, retries included (e.g. 500 or 0.5). Default: as fast as APNs answers.")
     var rate: Double?
-    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it. Default: none; the system's trust store alone.")
-    var caFile: String?
-    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT; --proxy '' connects directly. Default: https_proxy or HTTPS_PROXY when set, unless no_proxy or NO_PROXY exempts the host.")
-    var proxy: String?
-    @Option(name: .customLong("mock-option"), help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable. Default: none.")
-    var mockOptions: [String] = []
+    /// --max-streams, --ca-file, --proxy and --mock-option, as send has them.
+    @OptionGroup var connection: ConnectionFlags
 
     // Retries
-    @Option(name: .customLong("max-attempts"), help: "Attempts per row before it gives up.")
-    var maxAttempts = 5
-    @Option(name: .customLong("retry-base-ms"), help: "First retry backoff (429, 5xx), doubled per attempt, with jitter.")
-    var retryBaseMs = 500
-    @Option(name: .customLong("retry-max-ms"), help: "Longest retry backoff.")
-    var retryMaxMs = 60_000
+    @OptionGroup var retry: RetryFlags
 
-    // Output
-    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/.")
-    var out: String?
-    @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
-    var progress: SendCommand.ProgressChoice = .auto
-    @Flag(help: "Continue the campaign in --out after a crash or kill: skip the rows it has recorded, send the rest.")
-    var resume = false
-    @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out.")
-    var dryRun = false
+    // Output: --out, --progress, --resume and --dry-run, as send has them.
+    @OptionGroup var output: OutputFlags
 
     // Metrics
-    @Option(name: .customLong("metrics-out"), help: "Write Prometheus metrics to this .prom file, replaced atomically every --metrics-interval seconds and at the end. Default: none.")
-    var metricsOut: String?
-    @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL. Default: none.")
-    var pushgateway: String?
-    @Option(name: .customLong("metrics-job"), help: "The job label of pushed metrics.")
-    var metricsJob = "apns_bulk"
-    @Option(name: .customLong("metrics-instance"), help: "The instance label of the pushed metrics. Default: this host's name.")
-    var metricsInstance: String?
-    @Option(name: .customLong("metrics-interval"), help: "Seconds between rewrites of --metrics-out and pushes to --pushgateway.")
-    var metricsInterval = 5.0
+    @OptionGroup var metrics: MetricsFlags
 
     func run() throws {
         let setup = try BroadcastSetup(self)
@@ -125,7 +100,7 @@ struct BroadcastCommand: ParsableCommand, MetricsFlags {
         }
         let directory = setup.configuration.outputDirectory
         var text = ""
-        if resume && result.summary.carriedRows > 0 && result.summary.carriedRows == result.summary.rows {
+        if output.resume && result.summary.carriedRows > 0 && result.summary.carriedRows == result.summary.rows {
             text += "the campaign in \(directory) is already finished: every one of its \(result.summary.rows) rows has a record; nothing was sent\n"
         }
         text += result.summary.humanText

@@ -23,20 +23,20 @@ struct BroadcastSetup {
         let parsed = try command.endpoint.map { try SendEndpoints.parse($0, binary: false) }
         let usesMock = if case .mock? = parsed?.target { true } else { false }
         let environment = try Self.environment(command, named: parsed?.environment)
-        if !command.mockOptions.isEmpty && !usesMock {
-            throw RunFailure.usage("--mock-option \(command.mockOptions[0]) configures the embedded mock: add --endpoint mock, or leave it out")
+        if !command.connection.mockOptions.isEmpty && !usesMock {
+            throw RunFailure.usage("--mock-option \(command.connection.mockOptions[0]) configures the embedded mock: add --endpoint mock, or leave it out")
         }
-        let credentials = try command.credentials.load(usesMock: usesMock, environment: environment, caFile: command.caFile,
+        let credentials = try command.credentials.load(usesMock: usesMock, environment: environment, caFile: command.connection.caFile,
                                                        what: "broadcasts")
 
         var endpoint: Endpoint
-        var caFile = command.caFile
+        var caFile = command.connection.caFile
         var mock: EmbeddedMock?
         switch parsed?.target {
         case .mock?:
             // A broadcast to any well-formed channel is taken: each command's embedded mock starts
             // with no channels (rehearse deleted channels against a mock-server instead).
-            let started = try EmbeddedMock.start(options: ["admit-any-channel"] + command.mockOptions,
+            let started = try EmbeddedMock.start(options: ["admit-any-channel"] + command.connection.mockOptions,
                                                  keys: try credentials.mockKeys(),
                                                  clientIdentities: credentials.certificates.map(\.identity),
                                                  topic: command.bundleID, environment: environment)
@@ -51,8 +51,8 @@ struct BroadcastSetup {
         }
         var proxy: HTTPProxy?
         if mock == nil {
-            proxy = try SendCredentials.proxy(flag: command.proxy, for: endpoint)
-        } else if let flag = command.proxy, !flag.isEmpty {
+            proxy = try SendCredentials.proxy(flag: command.connection.proxy, for: endpoint)
+        } else if let flag = command.connection.proxy, !flag.isEmpty {
             writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
         }
         do {
@@ -70,10 +70,10 @@ struct BroadcastSetup {
                                       environment: APNsEnvironment) throws -> CampaignConfiguration {
         let authentication: CampaignConfiguration.Authentication = credentials.keys.first.map { .token($0.source) } ?? .certificate
         var configuration = CampaignConfiguration(inputPath: command.input, authentication: authentication,
-                                                  endpoints: [endpoint], tls: tls, outputDirectory: command.out ?? "")
+                                                  endpoints: [endpoint], tls: tls, outputDirectory: command.output.out ?? "")
         configuration.broadcast = BroadcastCampaign(bundleID: command.bundleID)
         configuration.prescan = !CSVSource.isStream(path: command.input)
-        configuration.resume = command.resume
+        configuration.resume = command.output.resume
         // Rows naming one channel are its successive updates, not duplicates.
         configuration.allowDuplicates = true
         configuration.defaults = HeaderValues(pushType: PushType.liveactivity.headerValue, priority: command.priority,
@@ -81,26 +81,26 @@ struct BroadcastSetup {
         configuration.environment = environment
         configuration.proxies = [proxy]
         configuration.connections = command.connections
-        configuration.maxStreams = command.maxStreams
+        configuration.maxStreams = command.connection.maxStreams
         configuration.reactorThreads = SendSetup.usableCores()
-        configuration.maxAttempts = command.maxAttempts
-        configuration.retryBaseMilliseconds = command.retryBaseMs
-        configuration.retryMaxMilliseconds = command.retryMaxMs
+        configuration.maxAttempts = command.retry.maxAttempts
+        configuration.retryBaseMilliseconds = command.retry.retryBaseMs
+        configuration.retryMaxMilliseconds = command.retry.retryMaxMs
         if let rate = command.rate {
             guard rate > 0, rate.isFinite else {
                 throw RunFailure.usage("--rate \(rate): give a positive number of updates per second, such as 500 or 0.5")
             }
             configuration.rate = rate
         }
-        if command.dryRun && command.resume {
+        if command.output.dryRun && command.output.resume {
             throw RunFailure.usage("--dry-run with --resume: a dry run sends nothing, so there is no campaign to resume; leave one of them off")
         }
-        configuration.dryRun = command.dryRun
-        configuration.showProgress = command.progress.showsProgress
-        configuration.metrics = try SendSetup.metricsOptions(command, shard: nil)
+        configuration.dryRun = command.output.dryRun
+        configuration.showProgress = command.output.progress.showsProgress
+        configuration.metrics = try SendSetup.metricsOptions(command.metrics, shard: nil)
         configuration.exporters = CampaignExporter.standard
         // Claimed last, once the flags have passed their checks: a refused command leaves no directory.
-        if command.out == nil { configuration.outputDirectory = try SendSetup.claimDefaultOutputDirectory() }
+        if command.output.out == nil { configuration.outputDirectory = try SendSetup.claimDefaultOutputDirectory() }
         return configuration
     }
 
@@ -114,10 +114,10 @@ struct BroadcastSetup {
         guard command.connections >= 1, command.connections <= SendSetup.maxConnectionsPerEndpoint else {
             throw RunFailure.usage("--connections \(command.connections): give 1 to \(SendSetup.maxConnectionsPerEndpoint)")
         }
-        guard command.maxStreams >= 1 else { throw RunFailure.usage("--max-streams \(command.maxStreams): give at least 1") }
-        guard command.maxAttempts >= 1 else { throw RunFailure.usage("--max-attempts \(command.maxAttempts): give at least 1") }
-        guard command.retryBaseMs >= 0, command.retryMaxMs >= command.retryBaseMs else {
-            throw RunFailure.usage("--retry-base-ms \(command.retryBaseMs) and --retry-max-ms \(command.retryMaxMs): give 0 or more, the maximum at least the base")
+        guard command.connection.maxStreams >= 1 else { throw RunFailure.usage("--max-streams \(command.connection.maxStreams): give at least 1") }
+        guard command.retry.maxAttempts >= 1 else { throw RunFailure.usage("--max-attempts \(command.retry.maxAttempts): give at least 1") }
+        guard command.retry.retryBaseMs >= 0, command.retry.retryMaxMs >= command.retry.retryBaseMs else {
+            throw RunFailure.usage("--retry-base-ms \(command.retry.retryBaseMs) and --retry-max-ms \(command.retry.retryMaxMs): give 0 or more, the maximum at least the base")
         }
     }
 

@@ -98,20 +98,18 @@ struct SendCommand: ParsableCommand {
     // Where and how fast
     @Option(help: "production, sandbox, HOST:PORT, production=HOST:PORT, sandbox=HOST:PORT or mock; repeat to spread across several. A plain HOST:PORT serves --environment; mock starts an APNs emulator per environment the run needs. Default: production, which is api.push.apple.com:443, and sandbox, api.sandbox.push.apple.com:443, when the run needs it.")
     var endpoint: [String] = []
+    // Here, not in ConnectionFlags: broadcast's --connections has one host to spread across.
     @Option(help: "Connections in all, spread across endpoints and their addresses.")
     var connections = 4
-    @Option(name: .customLong("max-streams"), help: "Most concurrent streams per connection; the server may allow fewer.")
-    var maxStreams = 1000
     @Option(help: "Reactor threads. Default: one per core this process may use.")
     var threads: Int?
+    // Here, not in ConnectionFlags: broadcast's --rate counts updates, and goes without --spread.
     @Option(help: "At most this many notifications per second for the whole run, retries included, spread evenly across it (e.g. 500 or 0.5). Default: as fast as APNs answers.")
     var rate: Double?
     @Option(help: "Pace the campaign to take about this long, e.g. 90s, 30m, 2h or 1h30m: the rate is the row count over this time; 0s means no spread. Needs the prescan's row count, so not with stdin or --no-prescan; not with --rate. Default: none, so no pacing.")
     var spread: String?
-    @Option(name: .customLong("ca-file"), help: "Also trust this CA (PEM) when verifying the server; adds trust, never disables it. Default: none; the system's trust store alone.")
-    var caFile: String?
-    @Option(help: "Reach APNs through this HTTP CONNECT proxy, http://[USER:PASSWORD@]HOST:PORT. Without it, https_proxy or HTTPS_PROXY is used when set; --proxy '' connects directly. TLS to APNs runs inside the tunnel. --endpoint mock is never proxied. Default: the environment's proxy, if any.")
-    var proxy: String?
+    /// --max-streams, --ca-file, --proxy and --mock-option, as broadcast has them.
+    @OptionGroup var connection: ConnectionFlags
     @Option(help: "Hosts reached without the proxy, a comma-separated list as curl reads it: names (with their subdomains), IP addresses or CIDR blocks, optionally with :PORT, or * for all. Overrides no_proxy/NO_PROXY; '' proxies every host. Default: no_proxy or NO_PROXY from the environment.")
     var noproxy: String?
 
@@ -128,12 +126,7 @@ struct SendCommand: ParsableCommand {
     var binaryWindow: Int { binaryWindowChoice ?? 10_000 }
 
     // Retries and stopping
-    @Option(name: .customLong("max-attempts"), help: "Attempts per row before it gives up.")
-    var maxAttempts = 5
-    @Option(name: .customLong("retry-base-ms"), help: "First retry backoff (429, 5xx), doubled per attempt, with jitter.")
-    var retryBaseMs = 500
-    @Option(name: .customLong("retry-max-ms"), help: "Longest retry backoff.")
-    var retryMaxMs = 60_000
+    @OptionGroup var retry: RetryFlags
     @Option(name: .customLong("reconnect-base-ms"), help: "First reconnect backoff, doubled per failure, with jitter.")
     var reconnectBaseMs = 500
     @Option(name: .customLong("reconnect-max-ms"), help: "Longest reconnect backoff.")
@@ -148,51 +141,18 @@ struct SendCommand: ParsableCommand {
     var pingInterval = 60.0
 
     // Output
-    @Option(help: "Output directory. Default: ./apns-bulk-out/<UTC-timestamp>/, or <UTC-timestamp>-2, -3, ... when a run started in the same second has that name.")
-    var out: String?
-    @Option(help: "Progress line on stderr: auto (when a TTY), always or never.")
-    var progress: ProgressChoice = .auto
-    @Flag(help: "Continue the campaign in --out after a crash: skip the rows it has recorded, send the rest.")
-    var resume = false
+    /// --out, --progress, --resume and --dry-run, as broadcast has them.
+    @OptionGroup var output: OutputFlags
     @Flag(name: .customLong("no-resend-lost"), help: "With --resume: do not send again the rows a crash lost, those sent whose answer was not yet logged when the run was killed. They are recorded gave_up with reason LostInCrash and the run exits 3; no later --resume sends them. Default: they are sent again.")
     var noResendLost = false
-    @Flag(name: .customLong("dry-run"), help: "Read and check every row and the credentials as a run would, but connect to nothing and send nothing. Writes the rejected rows' records, and summary.json's would_send count, to --out; exits 0 unless the input or the credentials are unusable.")
-    var dryRun = false
     @Option(help: ArgumentHelp("Send only shard K of N (K counted from 0): the rows whose device token, in lower case, hashes to K (docs/sending.md, Shards). N processes with --shard 0/N to N-1/N and an --out each send the whole campaign between them, every copy of a token from one of them; report merges their logs. Default: none; every row.", valueName: "K/N"))
     var shard: String?
     @Option(help: "A TOML job file: keys are these flags' names, a [mock] table configures --endpoint mock. Flags win. Default: none.")
     var config: String?
 
     // Metrics
-    @Option(name: .customLong("metrics-out"),
-            help: "Write Prometheus metrics to this .prom file, e.g. in node_exporter's textfile directory; it is replaced atomically every --metrics-interval seconds and at the end. Default: none.")
-    var metricsOut: String?
-    @Option(help: "Push the same Prometheus metrics to the Pushgateway at this http:// URL every --metrics-interval seconds and at the end. A failed push is a warning, never fatal. Default: none.")
-    var pushgateway: String?
-    @Option(name: .customLong("metrics-job"), help: "The job label of pushed metrics.")
-    var metricsJob = "apns_bulk"
-    @Option(name: .customLong("metrics-instance"), help: "The instance label of the pushed metrics. Default: this host's name.")
-    var metricsInstance: String?
-    @Option(name: .customLong("metrics-interval"), help: "Seconds between rewrites of --metrics-out and pushes to --pushgateway.")
-    var metricsInterval = 5.0
+    @OptionGroup var metrics: MetricsFlags
 
-    /// A job file's [mock] table arrives here too.
-    @Option(name: .customLong("mock-option"),
-            help: "A mock-server flag for --endpoint mock, as NAME=VALUE or NAME (e.g. goaway-after=5000); repeatable. Default: none.")
-    var mockOptions: [String] = []
-
-    enum ProgressChoice: String, ExpressibleByArgument {
-        case auto, always, never
-
-        /// Whether the progress line is drawn: `auto` when stderr is a terminal.
-        var showsProgress: Bool {
-            switch self {
-            case .always: true
-            case .never: false
-            case .auto: isatty(2) == 1
-            }
-        }
-    }
     enum WireProtocolChoice: String, ExpressibleByArgument { case http2, binary }
     enum EnvironmentChoice: String, ExpressibleByArgument { case production, sandbox }
 
@@ -256,7 +216,7 @@ struct SendCommand: ParsableCommand {
     private func report(_ result: Campaign.Result, outputDirectory: String) {
         let summary = result.summary
         var text = ""
-        if resume && summary.carriedRows > 0 && summary.carriedRows == summary.rows {
+        if output.resume && summary.carriedRows > 0 && summary.carriedRows == summary.rows {
             text += "the campaign in \(outputDirectory) is already finished: every one of its \(summary.rows) rows has a record; nothing was sent\n"
         }
         text += summary.humanText

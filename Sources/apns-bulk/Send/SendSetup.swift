@@ -28,7 +28,7 @@ struct SendSetup {
 
         // Credentials: keys or certificates, or none at all when every endpoint is the embedded mock.
         var plan = try SendEndpoints(command, binary: binary)
-        try plan.checkMockOptions(command.mockOptions)
+        try plan.checkMockOptions(command.connection.mockOptions)
         let credentials = try SendCredentials.load(command, onlyMock: plan.onlyMock)
         // One credential for every row, one environment: today's path, which costs a run nothing.
         let single = credentials.isOneForEverything(in: plan.environment) && !command.environmentFallback
@@ -48,12 +48,12 @@ struct SendSetup {
         // Endpoints; `mock` becomes the addresses of in-process mocks (one per environment) with their CAs.
         var endpoints: [Endpoint] = []
         var endpointEnvironments: [APNsEnvironment] = []
-        var extraTrust: [String] = command.caFile.map { [$0] } ?? []
-        if let caFile = command.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+        var extraTrust: [String] = command.connection.caFile.map { [$0] } ?? []
+        if let caFile = command.connection.caFile, !FileManager.default.isReadableFile(atPath: caFile) {
             throw RunFailure.usage("--ca-file \(caFile): cannot read it; give a PEM file of CA certificates")
         }
         let usesMock = plan.items.contains { if case .mock = $0.target { true } else { false } }
-        if usesMock && command.caFile != nil && !command.dryRun {
+        if usesMock && command.connection.caFile != nil && !command.output.dryRun {
             throw RunFailure.usage("--ca-file cannot be combined with --endpoint mock (the mock brings its own CA)")
         }
         var mock: EmbeddedMocks?
@@ -62,13 +62,13 @@ struct SendSetup {
         for item in plan.items {
             switch item.target {
             case .mock:
-                if command.dryRun {  // a dry run connects to nothing: no mock to start
+                if command.output.dryRun {  // a dry run connects to nothing: no mock to start
                     // With several credentials the rows still need each mock's environment served.
                     if !single { Self.dryRunMocks(mockEnvironments, &endpoints, &endpointEnvironments, &proxies) }
                     continue
                 }
                 if mock == nil {
-                    let started = try EmbeddedMocks.start(environments: mockEnvironments, options: command.mockOptions,
+                    let started = try EmbeddedMocks.start(environments: mockEnvironments, options: command.connection.mockOptions,
                                                           keys: try credentials.mockKeys(),
                                                           clientIdentities: credentials.certificates.map(\.identity),
                                                           topic: defaults.topic)
@@ -88,7 +88,7 @@ struct SendSetup {
                 proxies.append(gateway ? nil : proxySettings.proxy(for: endpoint))
             }
         }
-        if mock != nil, let flag = command.proxy, !flag.isEmpty {
+        if mock != nil, let flag = command.connection.proxy, !flag.isEmpty {
             writeStandardError("warning: --endpoint mock runs inside this process and is reached directly, not through --proxy\n")
         }
         let trust = extraTrust.first.map { TLSTrust.caFile($0) }
@@ -103,10 +103,10 @@ struct SendSetup {
         let authentication: CampaignConfiguration.Authentication = credentials.keys.first.map { .token($0.source) } ?? .certificate
         var configuration = CampaignConfiguration(
             inputPath: command.input, authentication: authentication, endpoints: endpoints, tls: tls,
-            outputDirectory: command.out ?? "")
+            outputDirectory: command.output.out ?? "")
         // A stream (stdin, a named pipe) can be read only once: no prescan, progress without an ETA.
         configuration.prescan = !command.noPrescan && !CSVSource.isStream(path: command.input)
-        configuration.resume = command.resume
+        configuration.resume = command.output.resume
         configuration.noResendLost = command.noResendLost
         configuration.allowDuplicates = command.allowDuplicates
         configuration.shard = shard
@@ -121,11 +121,11 @@ struct SendSetup {
         }
         configuration.proxies = proxies
         configuration.connections = command.connections
-        configuration.maxStreams = command.maxStreams
+        configuration.maxStreams = command.connection.maxStreams
         configuration.reactorThreads = command.threads ?? Self.usableCores()
-        configuration.maxAttempts = command.maxAttempts
-        configuration.retryBaseMilliseconds = command.retryBaseMs
-        configuration.retryMaxMilliseconds = command.retryMaxMs
+        configuration.maxAttempts = command.retry.maxAttempts
+        configuration.retryBaseMilliseconds = command.retry.retryBaseMs
+        configuration.retryMaxMilliseconds = command.retry.retryMaxMs
         configuration.reconnectBaseMilliseconds = command.reconnectBaseMs
         configuration.reconnectMaxMilliseconds = command.reconnectMaxMs
         configuration.abortAfter = command.abortAfter
@@ -133,15 +133,15 @@ struct SendSetup {
         configuration.responseTimeoutSeconds = command.responseTimeout
         configuration.pingIntervalSeconds = command.pingInterval
         try Self.pace(command, configuration: &configuration)
-        if command.dryRun { try Self.checkDryRun(command, credentials: credentials) }
-        configuration.dryRun = command.dryRun
+        if command.output.dryRun { try Self.checkDryRun(command, credentials: credentials) }
+        configuration.dryRun = command.output.dryRun
         if binary {
             configuration.wireProtocol = .binary
             configuration.binaryQuietMilliseconds = command.binaryQuietMs
             configuration.binaryWindow = command.binaryWindow
         }
-        configuration.showProgress = command.progress.showsProgress
-        configuration.metrics = try Self.metricsOptions(command, shard: shard)
+        configuration.showProgress = command.output.progress.showsProgress
+        configuration.metrics = try Self.metricsOptions(command.metrics, shard: shard)
         // The timeline sidecar, those metrics and report.html: what every run of `send` writes
         // besides its result files (Report's exporters; a dry run gets the page only).
         configuration.exporters = CampaignExporter.standard
@@ -149,7 +149,7 @@ struct SendSetup {
             configuration.defaults.topic = EmbeddedMock.defaultTopic
         }
         // Claimed last, once the flags have passed their checks: a refused command leaves no directory.
-        if command.out == nil { configuration.outputDirectory = try Self.claimDefaultOutputDirectory() }
+        if command.output.out == nil { configuration.outputDirectory = try Self.claimDefaultOutputDirectory() }
         self.configuration = configuration
         self.mock = mock
     }
@@ -173,7 +173,7 @@ struct SendSetup {
     /// `--proxy`/`--noproxy`, else the environment's, as curl reads them (`ProxySettings`).
     private static func proxySettings(_ command: SendCommand) throws -> ProxySettings {
         do {
-            return try ProxySettings(proxyFlag: command.proxy, noProxyFlag: command.noproxy,
+            return try ProxySettings(proxyFlag: command.connection.proxy, noProxyFlag: command.noproxy,
                                      environment: ProcessInfo.processInfo.environment)
         } catch {
             throw RunFailure.usage(error.description)
@@ -181,16 +181,16 @@ struct SendSetup {
     }
 
     private static func checkCounts(_ command: SendCommand) throws {
-        let positive: [(String, Int)] = [("--connections", command.connections), ("--max-streams", command.maxStreams),
-                                         ("--max-attempts", command.maxAttempts), ("--retry-base-ms", command.retryBaseMs),
-                                         ("--retry-max-ms", command.retryMaxMs), ("--abort-after", command.abortAfter),
+        let positive: [(String, Int)] = [("--connections", command.connections), ("--max-streams", command.connection.maxStreams),
+                                         ("--max-attempts", command.retry.maxAttempts), ("--retry-base-ms", command.retry.retryBaseMs),
+                                         ("--retry-max-ms", command.retry.retryMaxMs), ("--abort-after", command.abortAfter),
                                          ("--reconnect-base-ms", command.reconnectBaseMs),
                                          ("--reconnect-max-ms", command.reconnectMaxMs)]
         for (flag, value) in positive where value < 1 {
             throw RunFailure.usage("\(flag) \(value): must be at least 1")
         }
         if let threads = command.threads, threads < 1 { throw RunFailure.usage("--threads \(threads): must be at least 1") }
-        if command.noResendLost && !command.resume {
+        if command.noResendLost && !command.output.resume {
             throw RunFailure.usage("--no-resend-lost without --resume: it says what a resume does with the rows a crash lost; add --resume, or leave it off")
         }
         for (flag, value) in [("--unreachable-timeout", command.unreachableTimeout),
@@ -348,7 +348,7 @@ extension SendSetup {
     /// public half must verify it; a client certificate must match its key and be valid today,
     /// or APNs would refuse every connection.
     static func checkDryRun(_ command: SendCommand, credentials: SendCredentials) throws {
-        if command.resume {
+        if command.output.resume {
             throw RunFailure.usage("--dry-run with --resume: a dry run sends nothing, so there is no campaign to resume; leave one of them off")
         }
         for key in credentials.keys {

@@ -11,7 +11,7 @@ extension SendSetup {
     }
 
     /// `--metrics-out`, `--pushgateway` and their labels; nil when neither is given.
-    static func metricsOptions(_ command: some MetricsFlags, shard: Shard?) throws -> MetricsOptions? {
+    static func metricsOptions(_ command: MetricsFlags, shard: Shard?) throws -> MetricsOptions? {
         // Checked even without --metrics-out or --pushgateway: a job file may give it alone.
         guard command.metricsInterval >= 1, command.metricsInterval.isFinite else {
             throw RunFailure.usage("--metrics-interval \(command.metricsInterval): give a number of seconds, at least 1 (default 5)")
@@ -45,14 +45,3 @@ extension SendSetup {
         return options
     }
 }
-
-/// The metrics flags, which `send` and `broadcast` share.
-protocol MetricsFlags {
-    var metricsOut: String? { get }
-    var pushgateway: String? { get }
-    var metricsJob: String { get }
-    var metricsInstance: String? { get }
-    var metricsInterval: Double { get }
-}
-
-extension SendCommand: MetricsFlags {}

@@ -80,6 +80,41 @@ import TestSupport
         }
     }
 
+    /// send's flags that broadcast shares live in option groups (RetryFlags, ConnectionFlags,
+    /// OutputFlags, MetricsFlags): a job file still gives each of them.
+    @Test func aJobFileGivesEachFlagSendSharesWithBroadcast() throws {
+        let expanded = try expand("""
+            max_attempts = 3
+            retry-base-ms = 100
+            retry-max-ms = 900
+            max-streams = 50
+            ca-file = "ca.pem"
+            proxy = "http://127.0.0.1:3128"
+            out = "runs/nightly"
+            progress = "never"
+            resume = true
+            dry-run = true
+            metrics-out = "m.prom"
+            pushgateway = "http://127.0.0.1:9091"
+            metrics-job = "nightly"
+            metrics-instance = "host-1"
+            metrics-interval = 2.5
+            endpoint = ["mock"]
+            [mock]
+            latency_ms = 3
+            """, ["--input", "campaign.csv"])
+        let command = try SendCommand.parse(Array(expanded.dropFirst()))
+        #expect(command.retry.maxAttempts == 3 && command.retry.retryBaseMs == 100 && command.retry.retryMaxMs == 900)
+        #expect(command.connection.maxStreams == 50 && command.connection.caFile == "ca.pem")
+        #expect(command.connection.proxy == "http://127.0.0.1:3128")
+        #expect(command.connection.mockOptions == ["latency-ms=3"])
+        #expect(command.output.out == "runs/nightly" && command.output.progress == .never)
+        #expect(command.output.resume && command.output.dryRun)
+        #expect(command.metrics.metricsOut == "m.prom" && command.metrics.pushgateway == "http://127.0.0.1:9091")
+        #expect(command.metrics.metricsJob == "nightly" && command.metrics.metricsInstance == "host-1")
+        #expect(command.metrics.metricsInterval == 2.5)
+    }
+
     @Test func everyFlagOfSendIsAJobFileKey() {
         let help = SendCommand.helpMessage(columns: 10_000)
         var flags = Set<String>()

@@ -99,9 +99,17 @@ import TestSupport
         let rig = try Rig()
         let input = try rig.csv("u.csv", ["\(Rig.channel(1)),\(Rig.update(1)),,,"])
         for (flags, says) in [(["--priority", "7"], "--priority 7"), (["--expiration", "-1"], "--expiration -1"),
-                              (["--bundle-id", "com.example.app.push-type.liveactivity"], "without its push type")] {
+                              (["--bundle-id", "com.example.app.push-type.liveactivity"], "without its push type"),
+                              // The flags send shares (RetryFlags, ConnectionFlags, MetricsFlags), checked by broadcast's setup.
+                              (["--max-attempts", "0"], "--max-attempts 0"), (["--max-streams", "0"], "--max-streams 0"),
+                              (["--retry-base-ms", "900", "--retry-max-ms", "800"], "--retry-max-ms 800"),
+                              (["--metrics-interval", "0"], "--metrics-interval 0"),
+                              (["--pushgateway", "https://gw.example:9091"], "--pushgateway"),
+                              // A job file is send's: broadcast refuses it as an unknown option.
+                              (["--config", rig.scratch.path("job.toml")], "--config")] {
             let run = try rig.broadcast(input, out: "out-\(flags[0])", flags)
             #expect(run.result.status == 1 && run.result.stderr.contains(says), "\(flags): \(run.result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: run.outDirectory), "\(flags): nothing written, nothing sent")
         }
     }
 
