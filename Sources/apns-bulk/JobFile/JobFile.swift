@@ -113,8 +113,9 @@ enum JobFile {
             throw RunFailure.usage("\(path): `\(key)` must be a string, number, boolean or array of those")
         }
         // One argument, so a value that starts with '-' (`connections = -3`) is taken as the
-        // flag's value and judged by it, not read as a missing value and another flag.
-        return ["\(flag)=\(text)"]
+        // flag's value and judged by it, not read as a missing value and another flag. An empty
+        // string (`proxy = ""`, connect directly) is two: the parser reads `--proxy=` as no value.
+        return text.isEmpty ? [flag, ""] : ["\(flag)=\(text)"]
     }
 
     private static func mockOptions(_ table: TOMLTable, path: String) throws -> [String] {

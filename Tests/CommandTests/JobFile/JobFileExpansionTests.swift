@@ -115,6 +115,14 @@ import TestSupport
         #expect(command.metrics.metricsInterval == 2.5)
     }
 
+    /// `proxy = ""` is `--proxy ''` (connect directly), as the flag's help says: `--proxy=` would
+    /// be read as a missing value.
+    @Test func anEmptyStringInAJobFileIsTheFlagsEmptyValue() throws {
+        let expanded = try expand("proxy = \"\"\nnoproxy = \"\"\n", ["--input", "campaign.csv"])
+        let command = try SendCommand.parse(Array(expanded.dropFirst()))
+        #expect(command.connection.proxy == "" && command.noproxy == "")
+    }
+
     @Test func everyFlagOfSendIsAJobFileKey() {
         let help = SendCommand.helpMessage(columns: 10_000)
         var flags = Set<String>()
