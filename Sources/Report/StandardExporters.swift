@@ -26,7 +26,8 @@ extension CampaignExporter {
     /// for a dry run.
     public static let metrics = CampaignExporter { run in
         guard !run.dryRun, let options = run.configuration.metrics else { return nil }
-        let exporter = MetricsExporter(options: options, recorder: run.recorder, warn: run.warn)
+        let exporter = MetricsExporter(options: options, recorder: run.recorder,
+                                       broadcast: run.configuration.broadcast != nil, warn: run.warn)
         return { _ in exporter.finish() }
     }
 

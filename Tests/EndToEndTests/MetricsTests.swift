@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `send --metrics-out` and `--pushgateway` against the real mock server, checked with Debian's
-/// real `promtool`; the sample alert rules too.
+/// `send --metrics-out` and `--pushgateway` against the real mock server, and `broadcast
+/// --metrics-out` against its embedded mock, checked with Debian's real `promtool`; the sample
+/// alert rules too.
 @Suite(.serialized) struct MetricsTests {
     typealias Rig = SendCampaignTests.Rig
     static let promtool = "/usr/bin/promtool"
@@ -34,6 +35,7 @@ import TestSupport
         #expect(Self.value(text, "apns_bulk_rows_recorded_total") == 2000)
         #expect(Self.value(text, "apns_bulk_exit_status") == 0)
         #expect(Self.value(text, "apns_bulk_running") == 0)
+        #expect(!text.contains("apns_bulk_dead_channel_rows_total"), "a broadcast's series only")
         let attempts = try run.records.reduce(0) { $0 + ($1["attempts"] as? Int ?? 0) }
         #expect(Self.value(text, "apns_bulk_requests_total") ?? 0 >= Double(attempts))
         #expect(Self.value(text, "apns_bulk_too_many_requests_answers_total") ?? 0 > 0)
@@ -47,6 +49,34 @@ import TestSupport
         #expect(Self.value(text, "apns_bulk_latency_seconds_bucket{le=\"+Inf\"}") == Double(answered))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: rig.scratch.url.path).filter { $0.hasSuffix(".tmp") }
         #expect(leftovers.isEmpty, "the temporary file is renamed over the textfile")
+    }
+
+    /// A broadcast's dead channels are failed rows, not dead tokens: they have a series of their own,
+    /// equal to dead-channels.csv's lines, beside the outcomes and reasons send's series count.
+    @Test func aBroadcastsTextfileCountsItsDeadChannelsInASeriesOfTheirOwn() throws {
+        let rig = try BroadcastRig()
+        let gone = BroadcastRig.channel(9)
+        let respond = try rig.scratch.write("respond.csv", "\(gone),400,ChannelNotRegistered\n")
+        let rows = 12
+        // Rows 3, 6, 9 and 12 go to the deleted channel; the others, each to a channel of its own, are delivered.
+        let input = try rig.csv("u.csv", (1...rows).map { "\($0 % 3 == 0 ? gone : BroadcastRig.channel($0)),\(BroadcastRig.update($0)),,," })
+        let prom = rig.scratch.path("broadcast.prom")
+        let run = try rig.broadcast(input, out: "out", ["--mock-option", "respond-file=\(respond)", "--metrics-out", prom])
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        let check = try Command.run("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", Self.promtool, prom])
+        #expect(check.status == 0, "promtool check metrics: \(check.stdout) \(check.stderr)")
+        let text = try String(contentsOfFile: prom, encoding: .utf8)
+        #expect(try run.deadChannels.count == 4)
+        #expect(Self.value(text, "apns_bulk_dead_channel_rows_total") == 4, "\(text)")
+        #expect(text.contains("# TYPE apns_bulk_dead_channel_rows_total counter"))
+        let summary = try run.summary
+        for outcome in CampaignRun.outcomes {
+            #expect(Self.value(text, "apns_bulk_row_outcomes_total{outcome=\"\(outcome)\"}") == Double(summary[outcome] as? Int ?? -1))
+        }
+        #expect(Self.value(text, "apns_bulk_row_outcomes_total{outcome=\"failed\"}") == 4)
+        #expect(Self.value(text, "apns_bulk_row_reasons_total{reason=\"ChannelNotRegistered\"}") == 4)
+        #expect(Self.value(text, "apns_bulk_exit_status") == 0)
     }
 
     @Test func pushgatewayGetsTheSeriesDuringAndAtTheEndUnderTheGivenJobAndInstance() throws {

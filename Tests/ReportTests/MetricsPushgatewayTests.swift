@@ -61,4 +61,19 @@ import TestSupport
         #expect(text.contains(#"apns_bulk_row_reasons_total{reason="Odd\"Reason\n"} 2"#))
         #expect(!text.contains("apns_bulk_exit_status"), "the exit status is there at the end only")
     }
+
+    /// One HELP per series name whatever the run: a node's textfiles and a Pushgateway hold send's
+    /// and broadcast's series side by side. A broadcast adds its dead channels' own series.
+    @Test func aBroadcastAddsItsDeadChannelRowsAndKeepsEverySharedSeriesHelp() {
+        var totals = RunRecorder.Totals(startedAtUnix: 1)
+        totals.outcomes[.failed] = 3
+        totals.byReason = ["ChannelNotRegistered": 2, "BadExpirationDate": 1]
+        let send = MetricsText.render(totals)
+        let broadcast = MetricsText.render(totals, broadcast: true)
+        #expect(broadcast.contains("\napns_bulk_dead_channel_rows_total 2\n"))
+        #expect(!send.contains("dead_channel_rows_total"))
+        let help = { (text: String) in Set(text.split(separator: "\n").filter { $0.hasPrefix("# HELP ") }) }
+        #expect(help(send).isSubset(of: help(broadcast)), "the same HELP for each series either run writes")
+        #expect(help(broadcast).subtracting(help(send)).count == 1)
+    }
 }

@@ -12,10 +12,13 @@ final class MetricsExporter: Sendable {
     private let push: PushgatewayClient?
     private let warn: @Sendable (String) -> Void
     private let labels: [(String, String)]
+    private let broadcast: Bool
     private let state = Mutex<(lastWrite: Double, textfileWarned: Bool)>((-1e18, false))
 
-    init(options: MetricsOptions, recorder: RunRecorder, warn: @escaping @Sendable (String) -> Void) {
+    /// `broadcast`: the run is a broadcast campaign (`CampaignConfiguration.broadcast`).
+    init(options: MetricsOptions, recorder: RunRecorder, broadcast: Bool, warn: @escaping @Sendable (String) -> Void) {
         self.options = options
+        self.broadcast = broadcast
         self.recorder = recorder
         self.warn = warn
         // In a textfile beside other shards' on one node, the shard tells their series apart; the
@@ -41,7 +44,7 @@ final class MetricsExporter: Sendable {
     }
 
     private func export(_ totals: RunRecorder.Totals, final: Bool) {
-        let text = MetricsText.render(totals, labels: labels)
+        let text = MetricsText.render(totals, labels: labels, broadcast: broadcast)
         if let path = options.textfilePath {
             do { try OutputFile.write(Array(text.utf8), to: path, atomically: true) } catch {
                 let first = state.withLock { state -> Bool in

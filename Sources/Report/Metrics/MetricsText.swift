@@ -1,3 +1,4 @@
+import APNs
 import Pipeline
 
 /// The run's totals in Prometheus' text exposition format (version 0.0.4): what `--metrics-out`
@@ -5,9 +6,14 @@ import Pipeline
 /// `apns_bulk_*`, with HELP and TYPE lines, units in the names and `_total` on counters; docs/metrics.md's
 /// "The series" lists them. The end-of-run series (`finish_time_seconds`, `exit_status`) are present
 /// only at the end, so "is it over, and how" is one query.
+///
+/// A series' HELP is the same whatever the run, `send` or `broadcast`: one node's textfiles and one
+/// Pushgateway hold both, and a name must have one HELP there. What only a broadcast has is a series
+/// of its own (`dead_channel_rows_total`); send's series keep their names, which dashboards query.
 enum MetricsText {
     /// `labels`: constant labels on every series (the shard, for a textfile beside other shards').
-    static func render(_ totals: RunRecorder.Totals, labels: [(String, String)] = []) -> String {
+    /// `broadcast`: the run is a broadcast campaign, whose dead channels get their series.
+    static func render(_ totals: RunRecorder.Totals, labels: [(String, String)] = [], broadcast: Bool = false) -> String {
         var out = Writer(constant: labels)
         let events = totals.events
         out.gauge("rows", "Rows in the input (the prescan's count, or the rows read once the reader is done).", totals.rows)
@@ -15,8 +21,15 @@ enum MetricsText {
                     totals.recorded)
         out.family("row_outcomes_total", "counter", "Rows recorded, by outcome.")
         for outcome in Outcome.allCases { out.sample("row_outcomes_total", [("outcome", outcome.rawValue)], totals.outcomes[outcome]) }
-        out.family("row_reasons_total", "counter", "Rows recorded with a reason (rejected, failed, gave_up, aborted and dead tokens), by reason.")
+        out.family("row_reasons_total", "counter", "Rows recorded with a reason (every outcome but delivered: a send's dead tokens and a broadcast's dead channels too), by reason.")
         for (reason, count) in totals.byReason.sorted(by: { $0.key < $1.key }) { out.sample("row_reasons_total", [("reason", reason)], count) }
+        if broadcast {
+            // Failed rows, also counted in row_outcomes_total{outcome="failed"}: their own series, since
+            // a dead channel, like a dead token, is for the app's backend to clean up, not an error to chase.
+            out.counter("dead_channel_rows_total", "A broadcast's rows answered ChannelNotRegistered: the lines of dead-channels.csv, "
+                        + "whose channels to remove from the app's backend (broadcast runs only).",
+                        totals.byReason[Reason.channelNotRegistered.name] ?? 0)
+        }
         out.counter("rows_retried_total", "Rows that took more than one request.", totals.retriedRows)
         out.counter("requests_total", "Requests sent to APNs, every attempt counted.", events.requests)
         out.counter("retries_total", "Rows put back for another attempt (429, 5xx, token refresh, lost request).", events.retries)
@@ -43,7 +56,7 @@ enum MetricsText {
                   totals.stopping ? 1 : 0)
         if let finished = totals.finishedAtUnix, let status = totals.exitStatus {
             out.gauge("finish_time_seconds", "When the run ended, in Unix seconds (present at the end only).", finished)
-            out.gauge("exit_status", "apns-bulk send's exit status: 0 finished, 2 aborted, 3 some rows gave up (present at the end only).",
+            out.gauge("exit_status", "The exit status of apns-bulk send or broadcast: 0 finished, 2 aborted, 3 some rows gave up (present at the end only).",
                       Int(status))
         }
         return out.text
