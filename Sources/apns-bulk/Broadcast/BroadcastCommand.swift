@@ -88,30 +88,13 @@ struct BroadcastCommand: ParsableCommand {
         let setup = try BroadcastSetup(self)
         defer { setup.mock?.stop() }
         let campaign = Campaign(configuration: setup.configuration)
-        let signals = try StopSignals.install()
-        let control = campaign.control
-        signals.forward { control.stop(.interrupted(signal: $0)) }
-        defer { signals.cancel() }
         let result: Campaign.Result
         do {
-            result = try campaign.run()
+            result = try campaign.runStoppingOnSignals()
         } catch let error as Campaign.SetupError {
             throw RunFailure.usage(error.description)
         }
-        let directory = setup.configuration.outputDirectory
-        var text = ""
-        if output.resume && result.summary.carriedRows > 0 && result.summary.carriedRows == result.summary.rows {
-            text += "the campaign in \(directory) is already finished: every one of its \(result.summary.rows) rows has a record; nothing was sent\n"
-        }
-        text += result.summary.humanText
-        if let cause = result.stopCause { text += "stopped: \(cause.message)\n" }
-        text += "results:       \(directory)/results.jsonl.zst\n"
-        text += "dead channels: \(directory)/\(BroadcastCampaign.deadChannelsFile)\n"
-        text += "summary:       \(directory)/summary.json\n"
-        let page = directory + "/" + ReportPageFile.name
-        if FileManager.default.fileExists(atPath: page) { text += "report:        \(page)\n" }
-        writeStandardOutput(text)
-        if let cause = result.stopCause { writeStandardError("stopped: \(cause.message)\n") }
-        if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
+        try CampaignReport.finish(result, directory: setup.configuration.outputDirectory, resumed: output.resume,
+                                  deadList: ("dead channels", BroadcastCampaign.deadChannelsFile))
     }
 }

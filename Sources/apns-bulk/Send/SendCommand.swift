@@ -187,16 +187,9 @@ struct SendCommand: ParsableCommand {
         let setup = try SendSetup(command: self)
         defer { setup.mock?.stop() }
         let campaign = Campaign(configuration: setup.configuration)
-        // SIGINT/SIGTERM: the campaign stops reading, gives in-flight streams a short grace period,
-        // records the rest as aborted, writes every file and exits 2. Only the run control is
-        // captured: the last reference to TLS or key objects must not end on the signal thread.
-        let signals = try StopSignals.install()
-        let control = campaign.control
-        signals.forward { control.stop(.interrupted(signal: $0)) }
-        defer { signals.cancel() }
         let result: Campaign.Result
         do {
-            result = try campaign.run()
+            result = try campaign.runStoppingOnSignals()
         } catch Campaign.SetupError.input(.interrupted(let path)) {
             // A signal while waiting for a stream's header: no row was read, nothing was sent.
             writeStandardError("stopped: interrupted while waiting for \(path) to give its header row; "
@@ -205,27 +198,7 @@ struct SendCommand: ParsableCommand {
         } catch let error as Campaign.SetupError {
             throw RunFailure.usage(error.description)
         }
-        report(result, outputDirectory: setup.configuration.outputDirectory)
-        // Why the run stopped goes to stderr too, where its warnings and progress are read.
-        if let cause = result.stopCause { writeStandardError("stopped: \(cause.message)\n") }
-        if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }
-    }
-
-    /// The run's summary goes to stdout, where a script or cron (which mails it) reads the result
-    /// even with stderr, the progress and diagnostics, sent elsewhere or discarded.
-    private func report(_ result: Campaign.Result, outputDirectory: String) {
-        let summary = result.summary
-        var text = ""
-        if output.resume && summary.carriedRows > 0 && summary.carriedRows == summary.rows {
-            text += "the campaign in \(outputDirectory) is already finished: every one of its \(summary.rows) rows has a record; nothing was sent\n"
-        }
-        text += summary.humanText
-        if let cause = result.stopCause { text += "stopped: \(cause.message)\n" }
-        text += "results:     \(outputDirectory)/results.jsonl.zst\n"
-        text += "dead tokens: \(outputDirectory)/dead-tokens.csv\n"
-        text += "summary:     \(outputDirectory)/summary.json\n"
-        let page = outputDirectory + "/" + ReportPageFile.name
-        if FileManager.default.fileExists(atPath: page) { text += "report:      \(page)\n" }
-        writeStandardOutput(text)
+        try CampaignReport.finish(result, directory: setup.configuration.outputDirectory, resumed: output.resume,
+                                  deadList: ("dead tokens", "dead-tokens.csv"))
     }
 }
