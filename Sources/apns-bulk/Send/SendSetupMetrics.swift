@@ -1,7 +1,8 @@
 import Foundation
 import Pipeline
 
-/// `send`'s setup for the metrics flags: `--metrics-out`, `--pushgateway` and their labels.
+/// The setup of the metrics flags (`MetricsFlags`, `send`'s and `broadcast`'s): `--metrics-out`,
+/// `--pushgateway` and their labels.
 extension SendSetup {
     /// This machine's name as gethostname(2) has it (a pod's name in Kubernetes), without a DNS lookup.
     static func hostName() -> String {
