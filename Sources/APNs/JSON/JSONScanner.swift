@@ -5,16 +5,21 @@ enum JSONScanState {
 }
 
 /// `JSONValidator`'s one pass over the bytes: a state machine with the nesting stack it is given,
-/// skipping the plain bytes of strings a block at a time with `Blocks` (see `ByteBlocks`).
-struct JSONScanner<Blocks: ByteBlocks> {
+/// skipping the plain bytes of strings a block at a time with `Blocks` (see `ByteBlocks`), and
+/// telling `observer` the keys and values it meets (`NoJSONObserver` for most payloads).
+struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
     let bytes: UnsafeBufferPointer<UInt8>
     let isObject: UnsafeMutableBufferPointer<Bool>
     var i = 0
     var depth = 0
+    /// The escapes read so far: a string holds one when the count moved while it was read.
+    var escapes = 0
+    var observer: Observer
 
-    init(bytes: UnsafeBufferPointer<UInt8>, isObject: UnsafeMutableBufferPointer<Bool>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, isObject: UnsafeMutableBufferPointer<Bool>, observer: Observer) {
         self.bytes = bytes
         self.isObject = isObject
+        self.observer = observer
     }
 
     mutating func run() -> JSONError? {
@@ -60,7 +65,10 @@ struct JSONScanner<Blocks: ByteBlocks> {
                 state = .value
             case .key, .keyOrObjectEnd:
                 if c == UInt8(ascii: "\"") {
+                    let start = i
+                    let escapesBefore = escapes
                     if let error = string() { return error }
+                    observer.key(from: start &+ 1, to: i &- 1, escaped: escapes != escapesBefore, depth: depth)
                     // The colon usually follows the key at once: taken here, not in another turn.
                     if i < bytes.count && bytes[i] == UInt8(ascii: ":") {
                         i += 1
@@ -86,6 +94,7 @@ struct JSONScanner<Blocks: ByteBlocks> {
     /// Starts or reads the value whose first byte is `c`.
     @inline(__always)
     mutating func value(_ c: UInt8, state: inout JSONScanState) -> JSONError? {
+        observer.value(c, depth: depth)
         switch c {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard depth < isObject.count else { return fail(.tooDeep) }
@@ -99,7 +108,10 @@ struct JSONScanner<Blocks: ByteBlocks> {
             i += 1
             depth -= 1
         case UInt8(ascii: "\""):
+            let start = i
+            let escapesBefore = escapes
             if let error = string() { return error }
+            observer.string(from: start &+ 1, to: i &- 1, escaped: escapes != escapesBefore, depth: depth)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             if let error = number() { return error }
         case UInt8(ascii: "t"):
@@ -155,6 +167,7 @@ struct JSONScanner<Blocks: ByteBlocks> {
                 i += 1
                 return nil
             } else if c == UInt8(ascii: "\\") {
+                escapes &+= 1
                 if let error = escape() { return error }
             } else if c < 0x20 {
                 return fail(.controlCharacterInString)
