@@ -135,6 +135,22 @@ public struct NotificationHeaders: Sendable, Hashable {
         bytes.withUnsafeBufferPointer { Notification.payloadRejection(UnsafeBufferPointer(rebasing: $0[range]), pushType: pushType) }
     }
 
+    /// `payloadRejection(_:in:pushType:)` for a `liveactivity` payload, which reads its `aps` for
+    /// ActivityKit's rules in the same pass (`LiveActivityScan`, no second walk): the rejection, or
+    /// nil with `liveActivity` set to the payload as `LiveActivityPayload(buffer:)` reads it.
+    public static func payloadRejection(_ bytes: borrowing [UInt8], in range: Range<Int>,
+                                        liveActivity: inout LiveActivityPayload?) -> Rejection? {
+        bytes.withUnsafeBufferPointer { all in
+            let payload = UnsafeBufferPointer(rebasing: all[range])
+            var scan = LiveActivityScan(bytes: payload)
+            if let (reason, json) = HeaderRules.payloadProblem(payload, pushType: .liveactivity, observing: &scan) {
+                return Rejection(reason, Notification.payloadDetail(reason, json, payload.count, .liveactivity))
+            }
+            liveActivity = scan.payload
+            return nil
+        }
+    }
+
     /// The header fields a request with these values carries (besides `authorization`), in the order
     /// APNs documents them; `apns-priority` always (an absent one means 10, even for background).
     public var fields: [(name: String, value: String)] {
