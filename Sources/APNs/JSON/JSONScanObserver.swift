@@ -4,17 +4,20 @@
 /// watches is read by the same code as before. Offsets index the scanned bytes; `depth` counts
 /// the containers open around the token (the top-level object's members are at depth 1).
 protocol JSONScanObserver {
-    /// A key was read: its text is `start..<end` (without quotes), `escaped` when it holds a `\`.
-    mutating func key(from start: Int, to end: Int, escaped: Bool, depth: Int)
-    /// A value whose first byte is `first` starts (before it is read).
-    mutating func value(_ first: UInt8, depth: Int)
+    /// The string being read holds an escape (`\`): called at each, before the string's own hook.
+    mutating func escape()
+    /// A key was read: its text is `start..<end` (without quotes).
+    mutating func key(from start: Int, to end: Int, depth: Int)
+    /// A value of `kind` other than a string starts (before it is read).
+    mutating func value(_ kind: JSONValueKind, depth: Int)
     /// A string value was read: its text is `start..<end` (without quotes).
-    mutating func string(from start: Int, to end: Int, escaped: Bool, depth: Int)
+    mutating func string(from start: Int, to end: Int, depth: Int)
 }
 
 /// The observer of a payload nobody watches: every hook empty.
 struct NoJSONObserver: JSONScanObserver {
-    @inline(__always) mutating func key(from start: Int, to end: Int, escaped: Bool, depth: Int) {}
-    @inline(__always) mutating func value(_ first: UInt8, depth: Int) {}
-    @inline(__always) mutating func string(from start: Int, to end: Int, escaped: Bool, depth: Int) {}
+    @inline(__always) mutating func escape() {}
+    @inline(__always) mutating func key(from start: Int, to end: Int, depth: Int) {}
+    @inline(__always) mutating func value(_ kind: JSONValueKind, depth: Int) {}
+    @inline(__always) mutating func string(from start: Int, to end: Int, depth: Int) {}
 }

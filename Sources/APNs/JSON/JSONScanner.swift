@@ -12,8 +12,6 @@ struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
     let isObject: UnsafeMutableBufferPointer<Bool>
     var i = 0
     var depth = 0
-    /// The escapes read so far: a string holds one when the count moved while it was read.
-    var escapes = 0
     var observer: Observer
 
     init(bytes: UnsafeBufferPointer<UInt8>, isObject: UnsafeMutableBufferPointer<Bool>, observer: Observer) {
@@ -66,9 +64,8 @@ struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
             case .key, .keyOrObjectEnd:
                 if c == UInt8(ascii: "\"") {
                     let start = i
-                    let escapesBefore = escapes
                     if let error = string() { return error }
-                    observer.key(from: start &+ 1, to: i &- 1, escaped: escapes != escapesBefore, depth: depth)
+                    observer.key(from: start &+ 1, to: i &- 1, depth: depth)
                     // The colon usually follows the key at once: taken here, not in another turn.
                     if i < bytes.count && bytes[i] == UInt8(ascii: ":") {
                         i += 1
@@ -94,11 +91,11 @@ struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
     /// Starts or reads the value whose first byte is `c`.
     @inline(__always)
     mutating func value(_ c: UInt8, state: inout JSONScanState) -> JSONError? {
-        observer.value(c, depth: depth)
         switch c {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard depth < isObject.count else { return fail(.tooDeep) }
             let object = c == UInt8(ascii: "{")
+            observer.value(object ? .object : .array, depth: depth)
             isObject[depth] = object
             depth += 1
             i += 1
@@ -109,16 +106,19 @@ struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
             depth -= 1
         case UInt8(ascii: "\""):
             let start = i
-            let escapesBefore = escapes
             if let error = string() { return error }
-            observer.string(from: start &+ 1, to: i &- 1, escaped: escapes != escapesBefore, depth: depth)
+            observer.string(from: start &+ 1, to: i &- 1, depth: depth)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            observer.value(.number, depth: depth)
             if let error = number() { return error }
         case UInt8(ascii: "t"):
+            observer.value(.boolean, depth: depth)
             if let error = literal("true") { return error }
         case UInt8(ascii: "f"):
+            observer.value(.boolean, depth: depth)
             if let error = literal("false") { return error }
         case UInt8(ascii: "n"):
+            observer.value(.null, depth: depth)
             if let error = literal("null") { return error }
         default:
             return fail(.unexpectedByte)
@@ -167,7 +167,7 @@ struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
                 i += 1
                 return nil
             } else if c == UInt8(ascii: "\\") {
-                escapes &+= 1
+                observer.escape()
                 if let error = escape() { return error }
             } else if c < 0x20 {
                 return fail(.controlCharacterInString)

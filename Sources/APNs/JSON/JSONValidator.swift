@@ -40,6 +40,11 @@ public enum JSONValidator {
 
     /// `validate(buffer:)` that tells `observer` what it reads in the same pass (what `observer`
     /// learnt of bytes that are not JSON means nothing).
+    static func validate<Observer: JSONScanObserver>(buffer: UnsafeBufferPointer<UInt8>, observing observer: inout Observer) -> JSONError? {
+        validate(buffer: buffer, observing: &observer, using: NativeBlocks.self)
+    }
+
+    /// `validate(buffer:observing:)` with the given block tests (the tests run both kinds).
     static func validate<Blocks: ByteBlocks, Observer: JSONScanObserver>(
         buffer: UnsafeBufferPointer<UInt8>, observing observer: inout Observer, using _: Blocks.Type
     ) -> JSONError? {

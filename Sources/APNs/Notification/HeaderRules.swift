@@ -1,4 +1,3 @@
-import ByteScan
 /// APNs' request rules, one check per header, over the raw header text. The sender runs them on
 /// each row (`Notification.validate`), the mock APNs server on each request, in docs/apns.md's order:
 /// `checkPath` → `checkTopic` → `checkPushType` → `checkPriority` → `checkExpiration` →
@@ -145,17 +144,6 @@ public enum HeaderRules {
         if body.isEmpty { return (.payloadEmpty, nil) }
         if body.count > Limits.payloadBytes(for: pushType) { return (.payloadTooLarge, nil) }
         if let error = JSONValidator.validate(body) { return (.invalidPayload, error) }
-        return nil
-    }
-
-    /// `payloadProblem` for bytes in place, telling `observer` what the JSON scan reads.
-    static func payloadProblem<Observer: JSONScanObserver>(_ body: UnsafeBufferPointer<UInt8>, pushType: PushType,
-                                                          observing observer: inout Observer) -> (reason: Reason, json: JSONError?)? {
-        if body.isEmpty { return (.payloadEmpty, nil) }
-        if body.count > Limits.payloadBytes(for: pushType) { return (.payloadTooLarge, nil) }
-        if let error = JSONValidator.validate(buffer: body, observing: &observer, using: NativeBlocks.self) {
-            return (.invalidPayload, error)
-        }
         return nil
     }
 }

@@ -143,8 +143,10 @@ public struct NotificationHeaders: Sendable, Hashable {
         bytes.withUnsafeBufferPointer { all in
             let payload = UnsafeBufferPointer(rebasing: all[range])
             var scan = LiveActivityScan(bytes: payload)
-            if let (reason, json) = HeaderRules.payloadProblem(payload, pushType: .liveactivity, observing: &scan) {
-                return Rejection(reason, Notification.payloadDetail(reason, json, payload.count, .liveactivity))
+            // A rejected payload (rare) is checked again for its detail, by the path every push type takes.
+            guard !payload.isEmpty && payload.count <= Limits.payloadBytes(for: .liveactivity)
+                && JSONValidator.validate(buffer: payload, observing: &scan) == nil else {
+                return Notification.payloadRejection(payload, pushType: .liveactivity)
             }
             liveActivity = scan.payload
             return nil
