@@ -131,7 +131,7 @@ import Testing
     static let strings = ["start", "update", "end", #"st\u0061rt"#, "bogus", "", "aps", "event",
                           "a string that runs past a block: 🎉 and \\\" quotes", "\\u00e9nd"]
 
-    fileprivate static func space(_ out: inout String, _ generator: inout Xorshift) {
+    static func space(_ out: inout String, _ generator: inout Xorshift) {
         switch generator.next() % 8 {
         case 0: out += " "
         case 1: out += "\n\t "
@@ -139,7 +139,7 @@ import Testing
         }
     }
 
-    fileprivate static func object(depth: Int, into out: inout String, _ generator: inout Xorshift) {
+    static func object(depth: Int, into out: inout String, _ generator: inout Xorshift) {
         out += "{"
         let count = Int(generator.next() % (depth == 0 ? 5 : 4))
         for member in 0..<count {
@@ -155,7 +155,7 @@ import Testing
         out += "}"
     }
 
-    fileprivate static func value(depth: Int, into out: inout String, _ generator: inout Xorshift) {
+    static func value(depth: Int, into out: inout String, _ generator: inout Xorshift) {
         switch generator.next() % (depth < 4 ? 8 : 6) {
         case 0, 1: out += "\"" + strings[Int(generator.next() % UInt64(strings.count))] + "\""
         case 2: out += ["1700000000", "-1.5e3", "0", "12.25"][Int(generator.next() % 4)]
@@ -170,16 +170,5 @@ import Testing
             out += "]"
         default: object(depth: depth, into: &out, &generator)
         }
-    }
-}
-
-/// xorshift64*: a fixed seed gives the same documents on every run.
-private struct Xorshift: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state ^= state >> 12
-        state ^= state << 25
-        state ^= state >> 27
-        return state &* 0x2545_F491_4F6C_DD1D
     }
 }
