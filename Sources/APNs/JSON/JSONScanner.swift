@@ -5,16 +5,19 @@ enum JSONScanState {
 }
 
 /// `JSONValidator`'s one pass over the bytes: a state machine with the nesting stack it is given,
-/// skipping the plain bytes of strings a block at a time with `Blocks` (see `ByteBlocks`).
-struct JSONScanner<Blocks: ByteBlocks> {
+/// skipping the plain bytes of strings a block at a time with `Blocks` (see `ByteBlocks`), and
+/// telling `observer` the keys and values it meets (`NoJSONObserver` for most payloads).
+struct JSONScanner<Blocks: ByteBlocks, Observer: JSONScanObserver> {
     let bytes: UnsafeBufferPointer<UInt8>
     let isObject: UnsafeMutableBufferPointer<Bool>
     var i = 0
     var depth = 0
+    var observer: Observer
 
-    init(bytes: UnsafeBufferPointer<UInt8>, isObject: UnsafeMutableBufferPointer<Bool>) {
+    init(bytes: UnsafeBufferPointer<UInt8>, isObject: UnsafeMutableBufferPointer<Bool>, observer: Observer) {
         self.bytes = bytes
         self.isObject = isObject
+        self.observer = observer
     }
 
     mutating func run() -> JSONError? {
@@ -60,7 +63,9 @@ struct JSONScanner<Blocks: ByteBlocks> {
                 state = .value
             case .key, .keyOrObjectEnd:
                 if c == UInt8(ascii: "\"") {
+                    let start = i
                     if let error = string() { return error }
+                    observer.key(from: start &+ 1, to: i &- 1, depth: depth)
                     // The colon usually follows the key at once: taken here, not in another turn.
                     if i < bytes.count && bytes[i] == UInt8(ascii: ":") {
                         i += 1
@@ -90,6 +95,7 @@ struct JSONScanner<Blocks: ByteBlocks> {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard depth < isObject.count else { return fail(.tooDeep) }
             let object = c == UInt8(ascii: "{")
+            observer.value(object ? .object : .array, depth: depth)
             isObject[depth] = object
             depth += 1
             i += 1
@@ -99,14 +105,20 @@ struct JSONScanner<Blocks: ByteBlocks> {
             i += 1
             depth -= 1
         case UInt8(ascii: "\""):
+            let start = i
             if let error = string() { return error }
+            observer.string(from: start &+ 1, to: i &- 1, depth: depth)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            observer.value(.number, depth: depth)
             if let error = number() { return error }
         case UInt8(ascii: "t"):
+            observer.value(.boolean, depth: depth)
             if let error = literal("true") { return error }
         case UInt8(ascii: "f"):
+            observer.value(.boolean, depth: depth)
             if let error = literal("false") { return error }
         case UInt8(ascii: "n"):
+            observer.value(.null, depth: depth)
             if let error = literal("null") { return error }
         default:
             return fail(.unexpectedByte)
@@ -155,6 +167,7 @@ struct JSONScanner<Blocks: ByteBlocks> {
                 i += 1
                 return nil
             } else if c == UInt8(ascii: "\\") {
+                observer.escape()
                 if let error = escape() { return error }
             } else if c < 0x20 {
                 return fail(.controlCharacterInString)

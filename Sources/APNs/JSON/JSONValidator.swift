@@ -33,8 +33,26 @@ public enum JSONValidator {
     /// `validate(buffer:)` with the given block tests (the tests run both kinds).
     static func validate<Blocks: ByteBlocks>(buffer: UnsafeBufferPointer<UInt8>, using _: Blocks.Type) -> JSONError? {
         withUnsafeTemporaryAllocation(of: Bool.self, capacity: Limits.jsonDepth) { stack in
-            var scanner = JSONScanner<Blocks>(bytes: buffer, isObject: stack)
+            var scanner = JSONScanner<Blocks, NoJSONObserver>(bytes: buffer, isObject: stack, observer: NoJSONObserver())
             return scanner.run()
+        }
+    }
+
+    /// `validate(buffer:)` that tells `observer` what it reads in the same pass (what `observer`
+    /// learnt of bytes that are not JSON means nothing).
+    static func validate<Observer: JSONScanObserver>(buffer: UnsafeBufferPointer<UInt8>, observing observer: inout Observer) -> JSONError? {
+        validate(buffer: buffer, observing: &observer, using: NativeBlocks.self)
+    }
+
+    /// `validate(buffer:observing:)` with the given block tests (the tests run both kinds).
+    static func validate<Blocks: ByteBlocks, Observer: JSONScanObserver>(
+        buffer: UnsafeBufferPointer<UInt8>, observing observer: inout Observer, using _: Blocks.Type
+    ) -> JSONError? {
+        withUnsafeTemporaryAllocation(of: Bool.self, capacity: Limits.jsonDepth) { stack in
+            var scanner = JSONScanner<Blocks, Observer>(bytes: buffer, isObject: stack, observer: observer)
+            let error = scanner.run()
+            observer = scanner.observer
+            return error
         }
     }
 }

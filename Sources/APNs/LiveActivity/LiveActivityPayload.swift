@@ -8,7 +8,8 @@
 /// - an update or an end carries `timestamp` (UNIX seconds), by which ActivityKit orders them;
 /// - a broadcast (a channel's push) cannot start an activity.
 ///
-/// Read from the bytes in place (`JSONMembers`), for a payload `JSONValidator` accepted; nothing
+/// Read from the bytes in place (`JSONMembers`), for a payload `JSONValidator` accepted, or in the
+/// validator's own pass (`LiveActivityScan`, for `send`'s rows); nothing
 /// else of it is checked (`content-state` is the app's to decode). A key given twice counts as
 /// given last, and a `null` value as not given, as a decoder reads them.
 public struct LiveActivityPayload: Sendable, Hashable {
@@ -69,10 +70,10 @@ public struct LiveActivityPayload: Sendable, Hashable {
     }
 
     /// Whether the payload has an `aps` object.
-    public private(set) var hasAPS = false
+    public internal(set) var hasAPS = false
     /// `aps.event`; nil when it is absent or none of the three.
-    public private(set) var event: Event?
-    private(set) var keys: Keys = []
+    public internal(set) var event: Event?
+    var keys: Keys = []
 
     /// The payload `json`, a JSON object (`JSONValidator`), as its `aps` tells it.
     public init(json: some Collection<UInt8>) {
@@ -99,7 +100,8 @@ public struct LiveActivityPayload: Sendable, Hashable {
         }
     }
 
-    private init() {}
+    /// A payload with no `aps`.
+    init() {}
 
     /// The first rule the payload breaks when sent by `route`, or nil when it keeps them all.
     public func brokenRule(route: Route) -> Rule? {
@@ -128,29 +130,35 @@ public struct LiveActivityPayload: Sendable, Hashable {
     @inline(__always)
     private mutating func read(_ member: JSONMember, _ members: JSONMembers) -> Int? {
         guard let name = members.withText(member.key, escaped: member.keyIsEscaped, Member.named) ?? nil else { return nil }
-        switch name {
+        note(name, kind: member.kind)
+        guard name == .event && member.kind == .string else { return nil }
+        let text = members.string(at: member.valueStart)
+        event = members.withText(text.text, escaped: text.escaped, Event.named) ?? nil
+        return text.end
+    }
+
+    /// `member` of `aps` given with a value of `kind`: the key it gives or takes back (a later one of
+    /// a name replaces an earlier). An event is cleared here; its string, if any, is the caller's to read.
+    @inline(__always)
+    mutating func note(_ member: Member, kind: JSONValueKind) {
+        switch member {
         case .event:
             event = nil
-            guard member.kind == .string else { return nil }
-            let text = members.string(at: member.valueStart)
-            event = members.withText(text.text, escaped: text.escaped, Event.named) ?? nil
-            return text.end
         case .timestamp:
-            keys.set(.timestamp, member.kind == .number)
+            keys.set(.timestamp, kind == .number)
         case .attributesType:
-            keys.set(.attributesType, member.kind == .string)
+            keys.set(.attributesType, kind == .string)
         case .attributes:
-            keys.set(.attributes, member.kind == .object)
+            keys.set(.attributes, kind == .object)
         case .alert:
-            keys.set(.alert, member.kind == .string || member.kind == .object)
+            keys.set(.alert, kind == .string || kind == .object)
         case .inputPushChannel:
-            keys.set(.inputPushChannel, member.kind != .null)
+            keys.set(.inputPushChannel, kind != .null)
         }
-        return nil
     }
 
     /// The members of `aps` the rules read.
-    private enum Member {
+    enum Member {
         case event, timestamp, attributesType, attributes, alert, inputPushChannel
 
         /// The member whose key is `text`, or nil: the key's length picks the one name to compare.

@@ -135,6 +135,24 @@ public struct NotificationHeaders: Sendable, Hashable {
         bytes.withUnsafeBufferPointer { Notification.payloadRejection(UnsafeBufferPointer(rebasing: $0[range]), pushType: pushType) }
     }
 
+    /// `payloadRejection(_:in:pushType:)` for a `liveactivity` payload, which reads its `aps` for
+    /// ActivityKit's rules in the same pass (`LiveActivityScan`, no second walk): the rejection, or
+    /// nil with `liveActivity` set to the payload as `LiveActivityPayload(buffer:)` reads it.
+    public static func payloadRejection(_ bytes: borrowing [UInt8], in range: Range<Int>,
+                                        liveActivity: inout LiveActivityPayload?) -> Rejection? {
+        bytes.withUnsafeBufferPointer { all in
+            let payload = UnsafeBufferPointer(rebasing: all[range])
+            var scan = LiveActivityScan(bytes: payload)
+            // A rejected payload (rare) is checked again for its detail, by the path every push type takes.
+            guard !payload.isEmpty && payload.count <= Limits.payloadBytes(for: .liveactivity)
+                && JSONValidator.validate(buffer: payload, observing: &scan) == nil else {
+                return Notification.payloadRejection(payload, pushType: .liveactivity)
+            }
+            liveActivity = scan.payload
+            return nil
+        }
+    }
+
     /// The header fields a request with these values carries (besides `authorization`), in the order
     /// APNs documents them; `apns-priority` always (an absent one means 10, even for background).
     public var fields: [(name: String, value: String)] {

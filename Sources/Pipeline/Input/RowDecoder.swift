@@ -6,8 +6,8 @@ import APNs
 /// Checks run in APNs' order (device token, headers, payload), but what is the same for every row
 /// is checked once: the run-level header values and the `--payload-file` payload. A row pays only
 /// for its token, its own payload (one JSON scan) and any header columns of its own; a
-/// `liveactivity` row also for ActivityKit's rules (`LiveActivityPayload`: a second look at its
-/// payload's `aps`), which rows of other push types never pay.
+/// `liveactivity` row also for ActivityKit's rules (`LiveActivityPayload`, read in that same scan),
+/// which rows of other push types never pay.
 struct RowDecoder: Sendable {
     let defaults: HeaderValues
     let auth: AuthKind
@@ -129,11 +129,10 @@ struct RowDecoder: Sendable {
         let storage = batch.storage
         let uppercase = Self.hasUppercase(storage, tokenRange)
         if let range = batch.fieldRange(.payload, at: index), !range.isEmpty {
-            if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
+            if pushType == .liveactivity {
+                if let verdict = Self.liveActivityVerdict(storage, in: range) { return verdict }
+            } else if let rejection = NotificationHeaders.payloadRejection(storage, in: range, pushType: pushType) {
                 return .rejected(reason: rejection.reason.name)
-            }
-            if pushType == .liveactivity, let rule = Self.liveActivityRule(storage, in: range) {
-                return .breaksLiveActivityRule(rule)
             }
             guard uppercase else {
                 let bytes = RowBytes(in: consume storage, pathToken: tokenRange, payload: range, headers: ownHeaders)
@@ -168,13 +167,16 @@ struct RowDecoder: Sendable {
         }
     }
 
-    /// The ActivityKit rule the payload at `range` of `bytes` breaks, read in place. Not inlined:
-    /// only `liveactivity` rows call it, and the other rows' path stays as small as it was.
+    /// A `liveactivity` row's payload at `range` of `bytes`, checked in place: its rejection, the
+    /// ActivityKit rule it breaks, or nil to send it; one pass validates it and reads its `aps`. Not
+    /// inlined: only `liveactivity` rows call it, and the other rows' path stays as small as it was.
     @inline(never)
-    private static func liveActivityRule(_ bytes: borrowing [UInt8], in range: Range<Int>) -> LiveActivityPayload.Rule? {
-        bytes.withUnsafeBufferPointer {
-            LiveActivityPayload(buffer: UnsafeBufferPointer(rebasing: $0[range])).brokenRule(route: .deviceToken)
+    private static func liveActivityVerdict(_ bytes: borrowing [UInt8], in range: Range<Int>) -> Decoded? {
+        var payload: LiveActivityPayload?
+        if let rejection = NotificationHeaders.payloadRejection(bytes, in: range, liveActivity: &payload) {
+            return .rejected(reason: rejection.reason.name)
         }
+        return payload?.brokenRule(route: .deviceToken).map { .breaksLiveActivityRule($0) }
     }
 
     @inline(__always)

@@ -2,8 +2,8 @@ import ByteScan
 @testable import APNs
 import Testing
 
-/// xorshift64*: a fixed seed gives the same documents on every run.
-private struct Xorshift: RandomNumberGenerator {
+/// xorshift64*: a fixed seed gives the same documents on every run (LiveActivityScanTests use it too).
+struct Xorshift: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state ^= state >> 12
