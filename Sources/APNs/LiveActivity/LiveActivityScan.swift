@@ -81,3 +81,14 @@ struct LiveActivityScan: JSONScanObserver {
         return JSONStringText.decode(raw)?.withUnsafeBufferPointer(body)
     }
 }
+
+extension LiveActivityPayload {
+    /// The payload `buffer` as `init(buffer:)` reads it, validated in the same pass: nil when the
+    /// bytes are not one JSON object (`JSONValidator`). One walk where validating and then reading
+    /// would take two.
+    public init?(validating buffer: UnsafeBufferPointer<UInt8>) {
+        var scan = LiveActivityScan(bytes: buffer)
+        guard JSONValidator.validate(buffer: buffer, observing: &scan) == nil else { return nil }
+        self = scan.payload
+    }
+}

@@ -142,13 +142,12 @@ public struct NotificationHeaders: Sendable, Hashable {
                                         liveActivity: inout LiveActivityPayload?) -> Rejection? {
         bytes.withUnsafeBufferPointer { all in
             let payload = UnsafeBufferPointer(rebasing: all[range])
-            var scan = LiveActivityScan(bytes: payload)
             // A rejected payload (rare) is checked again for its detail, by the path every push type takes.
-            guard !payload.isEmpty && payload.count <= Limits.payloadBytes(for: .liveactivity)
-                && JSONValidator.validate(buffer: payload, observing: &scan) == nil else {
+            guard !payload.isEmpty && payload.count <= Limits.payloadBytes(for: .liveactivity),
+                  let read = LiveActivityPayload(validating: payload) else {
                 return Notification.payloadRejection(payload, pushType: .liveactivity)
             }
-            liveActivity = scan.payload
+            liveActivity = read
             return nil
         }
     }

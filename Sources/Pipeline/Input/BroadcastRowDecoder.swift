@@ -67,8 +67,7 @@ struct BroadcastRowDecoder: Sendable {
         let requestID = Self.text(batch, .apnsID, at: index)
         if let reason = BroadcastRules.checkRequestID(requestID) { return .rejected(reason: reason.name) }
         let payloadRange = batch.fieldRange(.payload, at: index) ?? 0..<0
-        if let reason = Self.payloadProblem(storage, in: payloadRange) { return .rejected(reason: reason.name) }
-        if let rule = Self.broadcastRule(storage, in: payloadRange) { return .breaksLiveActivityRule(rule) }
+        if let verdict = Self.payloadVerdict(storage, in: payloadRange) { return verdict }
 
         let extendsRun = ownPriority == nil && ownExpiration == nil
         let headers: RowHeaders
@@ -115,17 +114,14 @@ struct BroadcastRowDecoder: Sendable {
         return wellFormed ? nil : .badChannelId
     }
 
-    /// What APNs would answer for the body, or nil: the broadcast size limit, not a device push's.
-    private static func payloadProblem(_ bytes: [UInt8], in range: Range<Int>) -> Reason? {
-        if range.isEmpty { return .payloadEmpty }
-        if range.count > BroadcastRules.payloadBytes { return .payloadTooLarge }
-        return JSONValidator.validate(bytes[range]) == nil ? nil : .invalidPayload
-    }
-
-    /// The ActivityKit rule a broadcast payload breaks (it cannot start an activity), read in place.
-    private static func broadcastRule(_ bytes: [UInt8], in range: Range<Int>) -> LiveActivityPayload.Rule? {
-        bytes.withUnsafeBufferPointer {
-            LiveActivityPayload(buffer: UnsafeBufferPointer(rebasing: $0[range])).brokenRule(route: .broadcast)
-        }
+    /// What APNs would answer for the body (the broadcast size limit, not a device push's), or the
+    /// ActivityKit rule it breaks (a broadcast cannot start an activity), or nil to send it: read in
+    /// place, validated and read for the rules in one pass.
+    private static func payloadVerdict(_ bytes: [UInt8], in range: Range<Int>) -> RowDecoder.Decoded? {
+        if range.isEmpty { return .rejected(reason: Reason.payloadEmpty.name) }
+        if range.count > BroadcastRules.payloadBytes { return .rejected(reason: Reason.payloadTooLarge.name) }
+        let payload = bytes.withUnsafeBufferPointer { LiveActivityPayload(validating: UnsafeBufferPointer(rebasing: $0[range])) }
+        guard let payload else { return .rejected(reason: Reason.invalidPayload.name) }
+        return payload.brokenRule(route: .broadcast).map { .breaksLiveActivityRule($0) }
     }
 }
