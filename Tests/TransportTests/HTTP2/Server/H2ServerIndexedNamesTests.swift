@@ -10,17 +10,15 @@ import Transport
     /// The answers' header blocks as they went out, each decoded by an independent nghttp2 inflater
     /// (one per connection, as the client's), with the client's responses.
     final class Wire {
-        let client: H2ClientSession
-        let server: H2ServerSession
+        /// The sessions only: the bytes between them are moved here, to see the server's.
+        private let pair: H2TestPair
+        var client: H2ClientSession { pair.client }
+        var server: H2ServerSession { pair.server }
         var blocks: [[UInt8]] = []
         var responses: [H2Response] = []
         private var buffer: [UInt8] = []
 
-        init() throws {
-            client = try H2ClientSession(configuration: .init(authority: "api.push.apple.com", maxStreams: 100,
-                                                              capturedHeaders: .apns))
-            server = try H2ServerSession(configuration: .init(maxConcurrentStreams: 100))
-        }
+        init() throws { pair = try H2TestPair() }
 
         /// One request, answered by `answer`, then every byte moved both ways until idle.
         func exchange(tag: UInt64, _ answer: (Int32) throws -> Void) throws {
