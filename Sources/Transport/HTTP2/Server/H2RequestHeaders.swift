@@ -150,6 +150,9 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         return entry.nameLength > 0 ? bytes[Int(entry.nameStart)] : 0
     }
 
+    /// The length in bytes of field `index`'s name.
+    public func nameLength(at index: Int) -> Int { Int(entry(index).0.nameLength) }
+
     /// Field `index`'s name (allocates a `String`; `value(at:equals:)` compares without one).
     public func name(at index: Int) -> String {
         let (entry, bytes) = entry(index)
