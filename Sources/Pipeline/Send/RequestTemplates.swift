@@ -45,11 +45,12 @@ final class RequestTemplates {
         return made
     }
 
-    /// The template for rows whose input token is a header field's value: the run's fields and it.
-    private func runTemplate(inputTokenField: String) -> H2RequestTemplate {
+    /// The template for rows whose input token is a header field's value (`headers.inputTokenField`):
+    /// the run's fields and it.
+    private func runTemplateWithInputToken(of headers: RowHeaders) -> H2RequestTemplate {
         if let runWithInputToken { return runWithInputToken }
         let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []),
-                                     suffixField: inputTokenField)
+                                     suffixField: headers.inputTokenField)
         runWithInputToken = made
         return made
     }
@@ -69,7 +70,8 @@ final class RequestTemplates {
     /// token as its request's suffix (the caller's part), `:path` the row's path token otherwise.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
-        if let field = ownHeaders.inputTokenField { return (runTemplate(inputTokenField: field), []) }
+        // Tested for nil, not bound: binding the optional String retains and releases it every row.
+        if ownHeaders.inputTokenField != nil { return (runTemplateWithInputToken(of: ownHeaders), []) }
         if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {
