@@ -45,12 +45,12 @@ final class RequestTemplates {
         return made
     }
 
-    /// The template for rows whose input token is a header field's value (`headers.inputTokenField`):
-    /// the run's fields and it.
-    private func runTemplateWithInputToken(of headers: RowHeaders) -> H2RequestTemplate {
+    /// The template for rows whose input token is a header field's value: the run's fields and it.
+    @inline(never)
+    private func runTemplate(inputTokenField: String?) -> H2RequestTemplate {
         if let runWithInputToken { return runWithInputToken }
         let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []),
-                                     suffixField: headers.inputTokenField)
+                                     suffixField: inputTokenField)
         runWithInputToken = made
         return made
     }
@@ -70,8 +70,12 @@ final class RequestTemplates {
     /// token as its request's suffix (the caller's part), `:path` the row's path token otherwise.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
-        // Tested for nil, not bound: binding the optional String retains and releases it every row.
-        if ownHeaders.inputTokenField != nil { return (runTemplateWithInputToken(of: ownHeaders), []) }
+        // Tested for nil, not bound, and the made template returned before `ownHeaders` is passed on:
+        // each costs a retain and a release a row (of the headers every broadcast row shares with the reader).
+        if ownHeaders.inputTokenField != nil {
+            if let runWithInputToken { return (runWithInputToken, []) }
+            return (runTemplate(inputTokenField: ownHeaders.inputTokenField), [])
+        }
         if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {
