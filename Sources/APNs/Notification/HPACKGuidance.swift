@@ -3,7 +3,9 @@
 /// `apns-collapse-id` indexed on a connection's first request and never indexed afterwards (they
 /// change per request, so indexing them only churns APNs' small dynamic table); every other header
 /// indexed. The HTTP/2 client applies it (`H2Header.IndexingRules`, which a caller builds from these
-/// lists); `:path` the client sends never indexed itself.
+/// lists); `:path` the client sends never indexed itself. A broadcast's `apns-channel-id`, of which
+/// the guidance says nothing, goes as `apns-id` does: indexed on a connection's first request (its
+/// name enters the table), never indexed afterwards (`H2ClientSession`, `BroadcastRowDecoder`).
 public enum HPACKGuidance {
     /// Request headers never indexed.
     public static let neverIndexed = ["authorization"]

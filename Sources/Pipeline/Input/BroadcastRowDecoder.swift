@@ -12,7 +12,8 @@ import Transport
 /// `RequestTemplates`), the input's token is the channel id (its record's), and its headers are
 /// its own (`RowHeaders(broadcast:)`): `apns-channel-id` and every value of the row, so that an
 /// answer about one is that row's (`failed`), never a run-wide refusal.
-struct BroadcastRowDecoder: Sendable {
+/// A class, so that `RowDecoder` reaches it per row without copying its strings and headers.
+final class BroadcastRowDecoder: Sendable {
     /// `--priority` and `--expiration`, checked by the command.
     let priority: String
     let expiration: String
@@ -40,7 +41,8 @@ struct BroadcastRowDecoder: Sendable {
     }
 
     /// The headers of a row with no priority, expiration or request id of its own (the usual one):
-    /// the run's fields and then `apns-channel-id`, never indexed, whose value the request takes
+    /// the run's fields and then `apns-channel-id` (indexed on a connection's first request only,
+    /// never indexed after it), whose value the request takes
     /// from the row's bytes (its input token: `RowHeaders.inputTokenField`). One for all such
     /// rows, so that they allocate nothing for their headers and share one encoded header block.
     private let channelHeaders: RowHeaders
@@ -74,9 +76,11 @@ struct BroadcastRowDecoder: Sendable {
         if extendsRun && requestID == nil {
             headers = channelHeaders
         } else {
-            // Never indexed: a campaign's many channels would churn HPACK's table, each one entered and evicted.
+            // Indexed on a connection's first request only, as a usual row's (`H2ClientSession`): a
+            // campaign's many channels would churn HPACK's table, each one entered and evicted, but
+            // the first one enters the field's name, which later requests then send by index.
             let channel = String(decoding: storage[channelRange], as: UTF8.self)
-            var fields = [H2Header(BroadcastRules.channelIDHeader, channel, indexing: .neverIndexed)]
+            var fields = [H2Header(BroadcastRules.channelIDHeader, channel, indexing: .indexedOnFirstRequestOnly)]
             if let requestID { fields.append(H2Header(BroadcastRules.requestIDHeader, requestID, indexing: .neverIndexed)) }
             if !extendsRun {
                 fields += Self.valueFields(expiration: ownExpiration ?? self.expiration, priority: ownPriority ?? priority)

@@ -29,10 +29,13 @@ struct RowDecoder: Sendable {
     let jobPool = JobPool()
     /// A broadcast campaign's rules for its rows (`apns-bulk broadcast`), which take every row; nil for device pushes.
     private let broadcast: BroadcastRowDecoder?
+    /// `broadcast` (which keeps it), reached per row without a retain and release around the call.
+    private let broadcastRef: Unmanaged<BroadcastRowDecoder>?
 
     init(defaults: HeaderValues, defaultPayload: [UInt8]?, auth: AuthKind, template: BoundPayloadTemplate? = nil,
          broadcast: BroadcastRowDecoder? = nil) {
         self.broadcast = broadcast
+        broadcastRef = broadcast.map { Unmanaged.passUnretained($0) }
         self.defaults = defaults
         self.template = template
         self.auth = auth
@@ -76,7 +79,7 @@ struct RowDecoder: Sendable {
     /// only for the slices its job keeps (token, payload).
     /// `spares`: where a usual row's job comes from when one is spent (`JobPool`), else a new one.
     func decode(_ batch: borrowing CSVBatch, at index: Int, memo: RowHeadersMemo? = nil, spares: JobSpares? = nil) -> Decoded {
-        if let broadcast { return broadcast.decode(batch, at: index, spares: spares) }
+        if let broadcastRef { return broadcastRef._withUnsafeGuaranteedRef { $0.decode(batch, at: index, spares: spares) } }
         if let problem = batch.problem(at: index) { return .rejected(reason: problem.reason) }
         let tokenRange = batch.fieldRange(.deviceToken, at: index) ?? 0..<0
         if DeviceToken.check(hexUTF8: batch.storage, in: tokenRange) != nil { return .rejected(reason: Reason.badDeviceToken.name) }

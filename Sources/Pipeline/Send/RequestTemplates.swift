@@ -46,7 +46,8 @@ final class RequestTemplates {
     }
 
     /// The template for rows whose input token is a header field's value: the run's fields and it.
-    private func runTemplate(inputTokenField: String) -> H2RequestTemplate {
+    @inline(never)
+    private func runTemplate(inputTokenField: String?) -> H2RequestTemplate {
         if let runWithInputToken { return runWithInputToken }
         let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []),
                                      suffixField: inputTokenField)
@@ -69,7 +70,12 @@ final class RequestTemplates {
     /// token as its request's suffix (the caller's part), `:path` the row's path token otherwise.
     func request(for ownHeaders: RowHeaders?) -> (template: H2RequestTemplate, fields: [H2Header]) {
         guard let ownHeaders else { return (runTemplate(), []) }
-        if let field = ownHeaders.inputTokenField { return (runTemplate(inputTokenField: field), []) }
+        // Tested for nil, not bound, and the made template returned before `ownHeaders` is passed on:
+        // each costs a retain and a release a row (of the headers every broadcast row shares with the reader).
+        if ownHeaders.inputTokenField != nil {
+            if let runWithInputToken { return (runWithInputToken, []) }
+            return (runTemplate(inputTokenField: ownHeaders.inputTokenField), [])
+        }
         if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)
         guard ownSeen[slot] === ownHeaders else {

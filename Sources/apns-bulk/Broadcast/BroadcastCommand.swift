@@ -87,13 +87,7 @@ struct BroadcastCommand: ParsableCommand {
     func run() throws {
         let setup = try BroadcastSetup(self)
         defer { setup.mock?.stop() }
-        let campaign = Campaign(configuration: setup.configuration)
-        let result: Campaign.Result
-        do {
-            result = try campaign.runStoppingOnSignals()
-        } catch let error as Campaign.SetupError {
-            throw RunFailure.usage(error.description)
-        }
+        let result = try Campaign(configuration: setup.configuration).runStoppingOnSignals()
         try CampaignReport.finish(result, directory: setup.configuration.outputDirectory, resumed: output.resume,
                                   deadList: ("dead channels", BroadcastCampaign.deadChannelsFile))
     }

@@ -7,14 +7,24 @@ import Report
 /// SIGTERM stopping it, then its summary on stdout and its exit status.
 extension Campaign {
     /// Runs the campaign. SIGINT/SIGTERM: it stops reading, gives in-flight streams a short grace
-    /// period, records the rest as aborted, writes every file and exits 2. Only the run control is
-    /// captured: the last reference to TLS or key objects must not end on the signal thread.
+    /// period, records the rest as aborted, writes every file and exits 2; a signal while a stream
+    /// has not yet given its header row exits 2 too, with nothing read, sent or written. Only the
+    /// run control is captured: the last reference to TLS or key objects must not end on the
+    /// signal thread. A setup error is the command line's (exit 1).
     func runStoppingOnSignals() throws -> Result {
         let signals = try StopSignals.install()
         let runControl = control
         signals.forward { runControl.stop(.interrupted(signal: $0)) }
         defer { signals.cancel() }
-        return try run()
+        do {
+            return try run()
+        } catch SetupError.input(.interrupted(let path)) {
+            writeStandardError("stopped: interrupted while waiting for \(path) to give its header row; "
+                               + "no row was read, nothing was sent and no files were written.\n")
+            throw ExitCode(2)
+        } catch let error as SetupError {
+            throw RunFailure.usage(error.description)
+        }
     }
 }
 

@@ -186,18 +186,7 @@ struct SendCommand: ParsableCommand {
     func run() throws {
         let setup = try SendSetup(command: self)
         defer { setup.mock?.stop() }
-        let campaign = Campaign(configuration: setup.configuration)
-        let result: Campaign.Result
-        do {
-            result = try campaign.runStoppingOnSignals()
-        } catch Campaign.SetupError.input(.interrupted(let path)) {
-            // A signal while waiting for a stream's header: no row was read, nothing was sent.
-            writeStandardError("stopped: interrupted while waiting for \(path) to give its header row; "
-                               + "no row was read, nothing was sent and no files were written.\n")
-            throw ExitCode(2)
-        } catch let error as Campaign.SetupError {
-            throw RunFailure.usage(error.description)
-        }
+        let result = try Campaign(configuration: setup.configuration).runStoppingOnSignals()
         try CampaignReport.finish(result, directory: setup.configuration.outputDirectory, resumed: output.resume,
                                   deadList: ("dead tokens", "dead-tokens.csv"))
     }

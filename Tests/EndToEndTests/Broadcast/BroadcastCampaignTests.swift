@@ -169,6 +169,34 @@ import TestSupport
         #expect(sent.sorted() == channels.sorted(), "the mock saw each row's channel once")
     }
 
+    /// A delivered row with the run's priority and expiration proves the run's settings, as a
+    /// device row with no header column of its own does: every connection then opens its stream
+    /// slots fully, rather than growing one connection's window answer by answer. Each answer takes
+    /// 400 ms: after each connection's first, every other row is sent in the same round trip
+    /// (growing, they went out 2, then 8, then the rest: over three more round trips).
+    @Test func theFirstDeliveredRowOpensEveryConnectionOfABroadcastRunFully() throws {
+        let rig = try Rig()
+        let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key,
+                                         extra: ["--admit-any-channel", "--latency-ms", "400"])
+        defer { mock.stop() }
+        let rows = 60
+        let input = try rig.csv("u.csv", (1...rows).map { "\(Rig.channel($0)),\(Rig.update($0)),,," })
+        let run = try rig.broadcast(input, out: "out", endpoint: Rig.endpoint(mock), ["--connections", "2"])
+        #expect(run.result.status == 0, "\(run.result.stderr)")
+        try run.checkEveryRowExactlyOnce(rows: rows)
+        #expect(try run.summary["delivered"] as? Int == rows)
+        mock.stop()
+        let answers = try mock.records().filter { $0["kind"] as? String == "broadcast" }
+        try #require(answers.count == rows)
+        // Each connection's first request (stream 1) went alone: one stream until the credentials are accepted.
+        let later = answers.filter { $0["stream"] as? Int != 1 }.compactMap { $0["time_ms"] as? Int }
+        try #require(later.count >= rows - 2)
+        let spread = (later.max() ?? 0) - (later.min() ?? 0)
+        // Clock: the mock's receipt times; growing windows space those rows a 400 ms round trip
+        // apart, so the 200 ms margin is half of the step the fix removes, not a speed expected.
+        #expect(spread < 200, "every row after the first answers went in one round trip: answered over \(spread) ms")
+    }
+
     @Test func aKilledBroadcastResumesAndSendsEachRowOnce() throws {
         let rig = try Rig()
         let mock = try MockServerProcess(scratch: rig.scratch, keyFile: rig.key, extra: ["--admit-any-channel"])

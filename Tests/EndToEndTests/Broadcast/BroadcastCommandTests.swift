@@ -156,4 +156,24 @@ import TestSupport
         #expect(try run.records.map { $0["reason"] as? String } == ["MissingChannelId"])
         #expect(try run.records.first?["channel_id"] as? String == "")
     }
+
+    /// As `send` does (SendStreamTests): a signal before a stream gives its header row ends the run
+    /// with exit 2 and says nothing was sent; not the command-line mistake's exit 1.
+    @Test func aSignalWhileAPipeHasNotGivenItsHeaderExitsTwo() throws {
+        let rig = try Rig()
+        let fifo = rig.scratch.path("updates.pipe")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let out = rig.scratch.path("out-pipe")
+        let process = try SendStreamTests.start(["broadcast", "--input", fifo, "--bundle-id", MockServerProcess.topic,
+                                                 "--out", out, "--progress", "never", "--endpoint", "mock"] + rig.token,
+                                                out: out)
+        // Clock: none; the event itself (the run opens the pipe once its signal handlers are in place).
+        try #require(SendStreamTests.waitUntilOpen(fifo, by: process), "the run never opened \(fifo)")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(SendStreamTests.finish(process, within: 10), "still running after SIGTERM")
+        let stderr = SendStreamTests.stderr(out)
+        #expect(process.terminationStatus == 2, "\(stderr)")
+        #expect(stderr.contains("interrupted while waiting for \(fifo)") && stderr.contains("nothing was sent"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out + "/results.jsonl.zst"))
+    }
 }

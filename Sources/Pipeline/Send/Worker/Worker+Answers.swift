@@ -118,10 +118,13 @@ extension Worker {
     }
 
     /// A 200 or 410: the row's settings are accepted. A row that used every run-wide value proves
-    /// the run's (every connection opens fully from then on); one with columns of its own doubles
-    /// its connection's window.
+    /// the run's (every connection opens fully from then on): a device row with no header column of
+    /// its own, or a broadcast row with the run's priority and expiration (`RowHeaders.extendsRun`:
+    /// its channel is the row's own, as a device row's token is). One with values of its own
+    /// doubles its connection's window.
     func settingsProved(by job: Job, on connection: ClientConnection) {
-        if job.headers == nil || job.headers?.own.isEmpty == true {
+        let usedTheRuns = job.withHeaders { own in own == nil || own?.own.isEmpty == true || own?.extendsRun == true }
+        if usedTheRuns {
             settingsAccepted = true
             group.settingsAccepted.store(true, ordering: .relaxed)
         } else if let slot = pool.slot(for: connection) {

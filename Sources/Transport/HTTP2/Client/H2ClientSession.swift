@@ -458,11 +458,13 @@ extension H2ClientSession {
         }
         headerBlock.append(template, notFirst: hasSubmitted)
         if suffixField {
+            // Indexed on the session's first request only (`suffixFieldFlags`).
             if inSlot {
                 headerBlock.appendUncopied(name: template.suffixFieldName, value: UnsafeBufferPointer(start: nil, count: 0),
-                                           neverIndexed: true)
+                                           neverIndexed: hasSubmitted)
             } else {
-                headerBlock.append(name: UnsafeRawBufferPointer(template.suffixFieldName), value: suffix, neverIndexed: true)
+                headerBlock.append(name: UnsafeRawBufferPointer(template.suffixFieldName), value: suffix,
+                                   neverIndexed: hasSubmitted)
             }
         }
         if !headers.isEmpty { headerBlock.append(headers, notFirst: hasSubmitted) }
@@ -495,8 +497,14 @@ extension H2ClientSession {
         }
         headerBlock.replaceValue(at: Self.pathField, value: path, count: prefix.count, flags: Self.pathFlags)
         headerBlock.replaceValue(at: Self.pathField + 1 + template.fieldCount, value: path + prefix.count,
-                                 count: suffix.count, flags: Self.pathFlags)
+                                 count: suffix.count, flags: hasSubmitted ? Self.pathFlags : Self.suffixFieldFirstFlags)
     }
+
+    /// The suffix field (a broadcast's `apns-channel-id`) on a session's first request: indexed, so
+    /// that its name (and that one value) enters HPACK's dynamic table; every later request sends it
+    /// never indexed (`pathFlags`: a campaign's many values would only churn the table), and nghttp2
+    /// then names it by its index in the table instead of a Huffman-coded literal of 15 bytes.
+    private static let suffixFieldFirstFlags = H2HeaderBlock.uncopied
 
     private static let https: StaticString = "https"
 

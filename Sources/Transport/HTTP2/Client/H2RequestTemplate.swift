@@ -33,7 +33,8 @@ public final class H2RequestTemplate: @unchecked Sendable {
     /// The name of the field that carries each request's suffix instead of `:path` (a broadcast's
     /// `apns-channel-id`: the path is the prefix alone), in storage of its own; empty: none.
     let suffixFieldName: UnsafeBufferPointer<UInt8>
-    /// A request's suffix is `suffixField`'s value (never indexed), sent after `headers`, not the
+    /// A request's suffix is `suffixField`'s value (indexed on a session's first request only, as
+    /// `H2Header.Indexing.indexedOnFirstRequestOnly`), sent after `headers`, not the
     /// end of `:path`.
     public var hasSuffixField: Bool { !suffixFieldName.isEmpty }
 

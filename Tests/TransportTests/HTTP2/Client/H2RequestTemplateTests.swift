@@ -83,6 +83,44 @@ import Transport
         #expect(Self.template.headers.map(\.name) == ["authorization", "apns-topic", "apns-expiration"])
     }
 
+    /// A broadcast's channel, the template's suffix field: indexed on the session's first request
+    /// only, so that its name enters HPACK's dynamic table, never indexed on every later one (as
+    /// `apns-id` is); those later requests then name it by its index, not as a Huffman-coded
+    /// literal: their HEADERS are shorter than when the field is never indexed from the start.
+    @Test func theSuffixFieldIsIndexedOnTheFirstRequestOnlyAndLaterNamedByIndex() throws {
+        let template = H2RequestTemplate(pathPrefix: "/4/broadcasts/apps/com.example.app",
+                                         headers: [H2Header("apns-push-type", "liveactivity")], suffixField: "apns-channel-id")
+        let suffixed = try H2TestPair(), literal = try H2TestPair()
+        for pair in [suffixed, literal] {
+            pair.answer = { _ in .init(status: 200) }
+            try pair.pump()
+        }
+        let channels = (1...3).map { "Y2hhbm5lbC0\($0)MDAwMA==" }
+        var sizes: [(suffixed: Int, literal: Int)] = []
+        for (index, channel) in channels.enumerated() {
+            let tag = UInt64(index + 1), body = Array("{}".utf8)
+            try suffixed.client.submit(template: template, pathSuffix: Array(channel.utf8)[...], body: body[...], tag: tag)
+            try literal.client.submit(path: "/4/broadcasts/apps/com.example.app",
+                                      headers: template.headers + [H2Header("apns-channel-id", channel, indexing: .neverIndexed)],
+                                      body: body, tag: tag)
+            var sent: (suffixed: [UInt8], literal: [UInt8]) = ([], [])
+            try suffixed.client.drainOutput(into: &sent.suffixed, limit: .max)
+            try literal.client.drainOutput(into: &sent.literal, limit: .max)
+            sizes.append((sent.suffixed.count, sent.literal.count))
+            try suffixed.server.receive(sent.suffixed)
+            try literal.server.receive(sent.literal)
+            try suffixed.pump()
+            try literal.pump()
+        }
+        try #require(suffixed.requests.count == 3)
+        #expect(suffixed.requests.map { $0.fields.first { $0.name == "apns-channel-id" }?.value } == channels)
+        #expect(suffixed.requests.map { $0.fields.first { $0.name == "apns-channel-id" }?.neverIndexed } == [false, true, true])
+        #expect(suffixed.requests.map { $0.path } == Array(repeating: "/4/broadcasts/apps/com.example.app", count: 3))
+        for (suffixedSize, literalSize) in sizes.dropFirst() {
+            #expect(suffixedSize + 8 <= literalSize, "the name by index, not a literal: \(sizes)")
+        }
+    }
+
     /// nghttp2 reads a template's bytes uncopied when it encodes the HEADERS frame, which happens
     /// after submit: the session must keep the template alive though its maker let it go, and
     /// the frame must carry its values, not whatever later took that memory.
