@@ -1,4 +1,5 @@
 import APNs
+import Transport
 
 /// The answer to a broadcast or channel-management request, before it is sent.
 struct MockBroadcastAnswer {
@@ -24,8 +25,14 @@ struct MockBroadcastAnswer {
     var reasonText: String? { reason?.name ?? scriptedReason }
     /// The bundle id of the path (empty when the path named none).
     var bundleID: Substring = ""
-    /// The request's `apns-channel-id`, or the id a create made (sent back in `apns-channel-id`).
-    var channelID: String?
+    /// The request's `apns-channel-id`, or the id a create made (sent back in `apns-channel-id`):
+    /// made on demand (a broadcast's answer needs it only for the record, a channel's state or a fault).
+    var channelID: String? { createdChannelID ?? channelField.map { fields.value(at: $0) } }
+    /// The id a create made.
+    var createdChannelID: String?
+    /// The request's fields and where its one `apns-channel-id` is among them.
+    var fields = H2RequestHeaders()
+    var channelField: Int?
     /// The request's `apns-request-id` when it had exactly one (echoed).
     var requestID: String?
     /// The request passed the authorization check (a connection's stream limit rises after the first).

@@ -1,5 +1,4 @@
 import APNs
-import ByteScan
 import Transport
 
 /// What goes back for a broadcast or channel request: `:status`, `apns-request-id` (echoed or
@@ -9,13 +8,14 @@ struct MockBroadcastReply {
     let status: Int
     /// `apns-request-id`: inline (a made one, or an echoed one that fits) or as text.
     let requestID: MockAPNsID
-    let uniqueID: UUIDBytes?
+    /// `apns-unique-id`, its hex written in place.
+    let uniqueID: H2ResponseField?
     /// A created channel's id, sent back in `apns-channel-id`.
     let createdChannelID: String?
     let body: [UInt8]
 
     /// The request's own `apns-request-id` (`answer.requestID`), echoed, or a new random one.
-    static func requestID(of answer: MockBroadcastAnswer, random: inout MockRandom) -> MockAPNsID {
+    static func requestID(of answer: borrowing MockBroadcastAnswer, random: inout MockRandom) -> MockAPNsID {
         guard let echoed = answer.requestID else {
             return .field(MockAPNsID.generated(using: &random, name: requestIDName))
         }
@@ -25,7 +25,8 @@ struct MockBroadcastReply {
 
     private static let requestIDName: StaticString = "apns-request-id"
 
-    init(_ answer: MockBroadcastAnswer, requestID: MockAPNsID, random: inout MockRandom, sendsUniqueID: Bool) {
+    /// `answer` borrowed: taken as an owned argument it was copied and destroyed per broadcast.
+    init(_ answer: borrowing MockBroadcastAnswer, requestID: MockAPNsID, random: inout MockRandom, sendsUniqueID: Bool) {
         status = answer.status
         self.requestID = requestID
         uniqueID = sendsUniqueID ? MockAPNsID.uniqueID(using: &random) : nil
@@ -41,18 +42,12 @@ struct MockBroadcastReply {
     /// nothing; the others through the general path.
     func send(streamID: Int32, on connection: H2ServerConnection) {
         if case .field(let requestField) = requestID, createdChannelID == nil {
-            guard let uniqueID else {
-                connection.respond(streamID: streamID, status: status, field: requestField, body: body)
-                return
-            }
-            var unique = H2ResponseField(name: "apns-unique-id", neverIndexed: true)
-            uniqueID.withText { for byte in $0 { unique.append(byte) } }
-            connection.respond(streamID: streamID, status: status, field: requestField, second: unique, body: body)
+            connection.respond(streamID: streamID, status: status, field: requestField, second: uniqueID, body: body)
             return
         }
         var headers = [H2Header(BroadcastRules.requestIDHeader, requestID.text, indexing: .neverIndexed)]
         if let uniqueID {
-            headers.append(H2Header(ResponseHeaderNames.uniqueID, uniqueID.description, indexing: .neverIndexed))
+            headers.append(H2Header(ResponseHeaderNames.uniqueID, uniqueID.valueText, indexing: .neverIndexed))
         }
         if let createdChannelID {
             headers.append(H2Header(BroadcastRules.channelIDHeader, createdChannelID, indexing: .neverIndexed))

@@ -57,15 +57,17 @@ final class MockBroadcastRules {
     /// Decides the answer to a complete request; `random` makes new channel ids.
     func answer(method: String, path: String, headers fields: H2RequestHeaders, body: [UInt8], bodyLength: Int,
                 connection: inout MockConnectionAuth, now: Int64, random: inout MockRandom) -> MockBroadcastAnswer {
-        var route = MockBroadcastRoute(path: path)
+        var route = connection.acceptedBroadcast.route(of: path)
         // The kind names what was asked for, even of a listener that does not serve it.
-        var answer = MockBroadcastAnswer(kind: Self.kind(route, method: method))
+        let kind = Self.kind(route, method: method)
+        var answer = MockBroadcastAnswer(kind: kind)
         if !role.serves(route) { route = .badPath }
         var headers = MockRequestHeaders()
         let unique = headers.collect(fields)
         if unique {
             answer.requestID = headers.requestID.map { fields.value(at: $0) }
-            answer.channelID = headers.channelID.map { fields.value(at: $0) }
+            answer.fields = fields
+            answer.channelField = headers.channelID
         }
         answer.bundleID = route.bundleID ?? ""
         connection.requestKey = nil
@@ -73,8 +75,10 @@ final class MockBroadcastRules {
                               body: (body, bodyLength), connection: &connection, now: now, into: &answer) {
             answer.refuse(reason)
         } else {
-            switch answer.kind {
-            case .broadcast: applyChannelState(headers.expiration.map { fields.value(at: $0) }, to: &answer)
+            switch kind {
+            case .broadcast:
+                applyChannelState(expiration: headers.expiration, app: connection.acceptedBroadcast.app?.text,
+                                  to: &answer)
             case .create: create(body, into: &answer, random: &random)
             case .read, .delete, .list: manage(body, into: &answer)
             case .other: break
@@ -107,30 +111,78 @@ final class MockBroadcastRules {
             return reason
         }
         answer.passedAuthorization = true
-        if BroadcastRules.hasPushTypeSuffix(bundleID) { return .topicDisallowed }
-        if let topic = headers.topic, BroadcastRules.hasPushTypeSuffix(fields.value(at: topic)) { return .topicDisallowed }
-        let app = String(bundleID)
-        if !rules.serves(bundleID: app, key: connection.requestKey) { return .topicMismatch }
-        if disabledApps.contains(app) { return .featureNotEnabled }
+        if let reason = checkApp(bundleID, topic: headers.topic, in: fields, connection: &connection) { return reason }
         guard answer.kind == .broadcast else { return BroadcastRules.checkRequestID(answer.requestID) }
-        let text = { (index: Int?) in index.map { fields.value(at: $0) } }
-        if let reason = BroadcastRules.checkChannelID(answer.channelID) { return reason }
-        if let reason = BroadcastRules.checkPushType(text(headers.pushType)) { return reason }
-        if let reason = BroadcastRules.checkPriority(text(headers.priority)) { return reason }
-        if let reason = BroadcastRules.checkExpiration(text(headers.expiration)) { return reason }
+        if let reason = Self.checkChannelID(headers.channelID, in: fields) { return reason }
+        if let reason = checkHeaders(headers, in: fields, connection: &connection) { return reason }
         if let reason = BroadcastRules.checkRequestID(answer.requestID) { return reason }
         return body.length > BroadcastRules.payloadBytes ? .payloadTooLarge : BroadcastRules.checkPayload(body.bytes)
     }
 
+    /// The path's bundle id (no push type's suffix, served by the credentials, broadcasts enabled)
+    /// and the `apns-topic`'s suffix, in that order; the connection's accepted app skips its own
+    /// checks (a `String` of the bundle id and two set look-ups per request, without it).
+    private func checkApp(_ bundleID: Substring, topic: Int?, in fields: H2RequestHeaders,
+                          connection: inout MockConnectionAuth) -> Reason? {
+        let key = connection.requestKey
+        let accepted = connection.acceptedBroadcast.accepts(bundleID, key: key)
+        if !accepted, BroadcastRules.hasPushTypeSuffix(bundleID) { return .topicDisallowed }
+        if let topic, fields.withValueBytes(at: topic, BroadcastRules.hasPushTypeSuffix(bytes:)) {
+            return .topicDisallowed
+        }
+        if accepted { return nil }
+        let app = String(bundleID)
+        if !rules.serves(bundleID: app, key: key) { return .topicMismatch }
+        if disabledApps.contains(app) { return .featureNotEnabled }
+        connection.acceptedBroadcast.app = .init(bytes: Array(bundleID.utf8), text: app, key: key)
+        return nil
+    }
+
+    /// `BroadcastRules.checkChannelID` over the field's bytes in place.
+    private static func checkChannelID(_ index: Int?, in fields: H2RequestHeaders) -> Reason? {
+        guard let index else { return .missingChannelId }
+        return fields.withValueBytes(at: index) { bytes in
+            if bytes.isEmpty { return .missingChannelId }
+            return BroadcastRules.isWellFormedChannelID(bytes: bytes) ? nil : .badChannelId
+        }
+    }
+
+    /// A broadcast's push type, priority and expiration, in that order; values the connection's
+    /// last broadcast carried and passed are not checked again (no `String` made).
+    private func checkHeaders(_ headers: MockRequestHeaders, in fields: H2RequestHeaders,
+                              connection: inout MockConnectionAuth) -> Reason? {
+        if connection.acceptedBroadcast.acceptsHeaders(pushType: headers.pushType, priority: headers.priority,
+                                                       expiration: headers.expiration, in: fields) {
+            return nil
+        }
+        let text = { (index: Int?) in index.map { fields.value(at: $0) } }
+        if let reason = BroadcastRules.checkPushType(text(headers.pushType)) { return reason }
+        if let reason = BroadcastRules.checkPriority(text(headers.priority)) { return reason }
+        if let reason = BroadcastRules.checkExpiration(text(headers.expiration)) { return reason }
+        let bytes = { (index: Int?) in index.map { fields.valueBytes(at: $0) } }
+        connection.acceptedBroadcast.headers = .init(pushType: bytes(headers.pushType), priority: bytes(headers.priority),
+                                                     expiration: bytes(headers.expiration))
+        return nil
+    }
+
     /// A broadcast that passed the header checks: its body, its channel (ChannelNotRegistered unless
     /// `admitAnyChannel`; BadExpirationDate for a nonzero expiration on a No-Message-Stored channel),
-    /// then the random faults by the channel's attempt.
-    private func applyChannelState(_ expiration: String?, to answer: inout MockBroadcastAnswer) {
-        guard let channelID = answer.channelID else { return answer.refuse(.missingChannelId) }
-        let policy = channels.policy(of: channelID, bundleID: answer.bundleID)
+    /// then the random faults by the channel's attempt. `expiration` is the field's index; `app`
+    /// the accepted bundle id's text. The channel id's `String` is made only when something
+    /// needs it (a channel to look up, an attempt to count, a script, a fault).
+    private func applyChannelState(expiration: Int?, app: String?, to answer: inout MockBroadcastAnswer) {
+        guard answer.channelField != nil else { return answer.refuse(.missingChannelId) }
+        let hasChannels = !channels.isEmpty
+        let drawsPerChannel = countsAttempts || !scripted.isEmpty || drawsFaults
+        let channelID = hasChannels || drawsPerChannel ? answer.channelID : nil
+        var policy: ChannelStoragePolicy?
+        if hasChannels, let channelID { policy = channels.policy(of: channelID, bundleID: app ?? String(answer.bundleID)) }
         if policy == nil, !admitAnyChannel { return answer.refuse(.channelNotRegistered) }
-        let seconds = expiration.flatMap { HeaderRules.expirationSeconds($0) } ?? 0
-        if let policy, !policy.accepts(expiration: seconds) { return answer.refuse(.badExpirationDate) }
+        if let policy {
+            let seconds = expiration.flatMap { HeaderRules.expirationSeconds(answer.fields.value(at: $0)) } ?? 0
+            if !policy.accepts(expiration: seconds) { return answer.refuse(.badExpirationDate) }
+        }
+        guard drawsPerChannel, let channelID else { return }
         var attempt: UInt32 = 1
         if countsAttempts {
             attempt = (attempts[channelID] ?? 0) &+ 1
@@ -162,7 +214,7 @@ final class MockBroadcastRules {
             return answer.refuse(.cannotCreateChannelConfig)
         }
         answer.status = 201
-        answer.channelID = id
+        answer.createdChannelID = id
     }
 
     /// Read, delete and list.

@@ -16,6 +16,9 @@ public final class MockChannelStore: Sendable {
     }
 
     private let apps = Mutex<[String: App]>([:])
+    /// Channels of every app, kept under the lock and read without it: a broadcast to a mock with
+    /// none (`--admit-any-channel`) skips the look-up, its strings, lock and hashes.
+    private let count = Atomic<Int>(0)
     /// Channels per app (`--max-channels`, Apple's 10,000 by default).
     let limit: Int
 
@@ -29,10 +32,14 @@ public final class MockChannelStore: Sendable {
             app.policies[id] = policy
             app.order.append(id)
             apps[bundleID] = app
+            count.add(1, ordering: .releasing)
             return true
         }
         if !added { throw .limitReached }
     }
+
+    /// No app has a channel.
+    var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
 
     /// The policy of channel `id` of `bundleID`, nil when there is no such channel.
     func policy(of id: some StringProtocol, bundleID: some StringProtocol) -> ChannelStoragePolicy? {
@@ -46,6 +53,7 @@ public final class MockChannelStore: Sendable {
         apps.withLock { apps in
             guard apps[bundleID]?.policies.removeValue(forKey: id) != nil else { return false }
             apps[bundleID]?.order.removeAll { $0 == id }
+            count.subtract(1, ordering: .releasing)
             return true
         }
     }

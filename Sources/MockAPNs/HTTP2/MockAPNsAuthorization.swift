@@ -13,6 +13,8 @@ public struct MockConnectionAuth: Sendable {
     var issuedAt: Int64 = 0
     public internal(set) var isAuthorized = false
     var acceptedTopic: (topic: [UInt8], pushType: PushType?, key: Int?)?
+    /// The last accepted app and broadcast headers of the broadcast side.
+    var acceptedBroadcast = MockAcceptedBroadcast()
     /// The key (index in the server's keys) of `token`.
     var tokenKey: Int?
     /// The key of the request checked last, when its token verified (refused or not): what the

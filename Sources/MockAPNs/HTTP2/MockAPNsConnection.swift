@@ -148,7 +148,7 @@ final class MockAPNsConnection: H2ServerConnectionHandler {
             body = Response.errorBody(reasonText: reason, timestamp: answer.timestamp)
         }
         let status = answer.status
-        let uniqueID = server.configuration.environment.sendsUniqueIDs ? MockAPNsID.uniqueID(using: &server.random) : nil
+        let uniqueID = sandbox ? MockAPNsID.uniqueID(using: &server.random) : nil
         if let delay = server.latency.draw(using: &server.random) {
             connection.schedule(after: delay) { [weak connection] in
                 guard let connection else { return }

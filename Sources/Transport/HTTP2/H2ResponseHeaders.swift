@@ -37,6 +37,18 @@ public struct H2ResponseField: Sendable {
         valueCount += 1
     }
 
+    /// Appends `count` bytes that `write` stores at the pointer it gets (the value's free room, in
+    /// place); precondition: they fit. One check for them all, where `append` checks each byte.
+    @inlinable
+    public mutating func append(count: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Void) {
+        precondition(count >= 0 && valueCount + count <= Self.maxValueBytes, "H2ResponseField: value longer than maxValueBytes")
+        let start = valueCount
+        withUnsafeMutableBytes(of: &value) { raw in
+            write(raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + start)
+        }
+        valueCount += count
+    }
+
     /// The value as a `String` (allocates; for tests and messages).
     public var valueText: String {
         withValueBytes { String(decoding: $0, as: UTF8.self) }
@@ -62,28 +74,32 @@ final class H2ResponseHeaderBlock {
         bytes.deallocate()
     }
 
-    /// Fills the block; returns the field count. Valid until the next `fill`.
-    func fill(status: Int, field: H2ResponseField?, second: H2ResponseField? = nil) -> Int {
+    /// Fills the block; returns the field count. Valid until the next `fill`. A never-indexed
+    /// field whose name `names` has not seen on this connection goes out indexed (`H2IndexedNames`).
+    func fill(status: Int, field: H2ResponseField?, second: H2ResponseField? = nil,
+              names: inout H2IndexedNames) -> Int {
         let digits = Self.writeDecimal(status, to: bytes)
         fields[0] = nghttp2_nv(name: UnsafeMutablePointer(mutating: Self.statusName.utf8Start),
                                value: bytes, namelen: Self.statusName.utf8CodeUnitCount, valuelen: digits,
                                flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
         guard let field else { return 1 }
-        put(field, at: 1)
+        put(field, at: 1, names: &names)
         guard let second else { return 2 }
-        put(second, at: 2)
+        put(second, at: 2, names: &names)
         return 3
     }
 
     /// Field `index` (1 or 2), its value copied into the block.
-    private func put(_ field: H2ResponseField, at index: Int) {
+    private func put(_ field: H2ResponseField, at index: Int, names: inout H2IndexedNames) {
         let value = bytes + 24 + (index - 1) * H2ResponseField.maxValueBytes
         field.withValueBytes { source in
             if let base = source.baseAddress { value.update(from: base, count: source.count) }
         }
+        let neverIndexed = field.neverIndexed
+            && !names.indexesFirst(UnsafeBufferPointer(start: field.name.utf8Start, count: field.name.utf8CodeUnitCount))
         fields[index] = nghttp2_nv(name: UnsafeMutablePointer(mutating: field.name.utf8Start), value: value,
                                    namelen: field.name.utf8CodeUnitCount, valuelen: field.valueCount,
-                                   flags: field.neverIndexed ? H2Wire.nvNoIndex : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                                   flags: neverIndexed ? H2Wire.nvNoIndex : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
     }
 
     var nv: UnsafePointer<nghttp2_nv> { UnsafePointer(fields) }

@@ -81,6 +81,44 @@ import Transport
         #expect(mock.broadcast(channel: channel).status == 200)
     }
 
+    /// A connection remembers its last accepted app and broadcast headers (as they came) to skip
+    /// their checks when they repeat: every other value still earns its reason right after an
+    /// accepted broadcast, and the channel's policy still reads the expiration.
+    @Test func aBroadcastRightAfterAnAcceptedOneStillAnswersEachBadValuesReason() {
+        let mock = BroadcastRulesHarness {
+            $0.topics = [BroadcastRequests.app, "com.example.off"]
+            $0.broadcastDisabledApps = ["com.example.off"]
+        }
+        let channel = mock.newChannel()
+        let noStorage = mock.newChannel(policy: 0)
+        let app = BroadcastRequests.app
+        let cases: [(String, () -> MockBroadcastAnswer, Reason)] = [
+            ("push type alert", { mock.broadcast(channel: channel, ["apns-push-type": "alert"]) }, .invalidPushType),
+            ("no push type", { mock.broadcast(channel: channel, ["apns-push-type": nil]) }, .missingPushType),
+            ("priority 7", { mock.broadcast(channel: channel, ["apns-priority": "7"]) }, .badPriority),
+            ("expiration not seconds", { mock.broadcast(channel: channel, ["apns-expiration": "soon"]) }, .badExpirationDate),
+            ("no expiration", { mock.broadcast(channel: channel, ["apns-expiration": nil]) }, .badExpirationDate),
+            ("app not served", { mock.broadcast(channel: channel, app: "com.example.other") }, .topicMismatch),
+            ("app disabled", { mock.broadcast(channel: channel, app: "com.example.off") }, .featureNotEnabled),
+            ("suffix in the path", { mock.broadcast(channel: channel, app: app + ".push-type.liveactivity") }, .topicDisallowed),
+            ("suffix in apns-topic", { mock.broadcast(channel: channel, ["apns-topic": app + ".voip"]) }, .topicDisallowed),
+            ("channel id not base64", { mock.broadcast(channel: "not base64!") }, .badChannelId),
+            ("no channel id", { mock.broadcast(channel: channel, ["apns-channel-id": nil]) }, .missingChannelId),
+            ("unknown channel", { mock.broadcast(channel: BroadcastRequests.unknownChannel) }, .channelNotRegistered),
+            ("request id not a UUID", { mock.broadcast(channel: channel, ["apns-request-id": "abc"]) }, .badMessageId),
+            ("not a JSON object", { mock.broadcast(channel: channel, body: Array("[1]".utf8)) }, .badRequestPayload),
+        ]
+        for (name, request, reason) in cases {
+            #expect(mock.broadcast(channel: channel).status == 200, "before \(name)")
+            #expect(request().reason == reason, "\(name)")
+        }
+        // The same headers as the broadcast accepted just before, to a No-Message-Stored channel.
+        let stored = ["apns-expiration": "1700000000"]
+        #expect(mock.broadcast(channel: channel, stored).status == 200)
+        #expect(mock.broadcast(channel: noStorage, stored).reason == .badExpirationDate)
+        #expect(mock.broadcast(channel: noStorage).status == 200)
+    }
+
     @Test func channelRequestsAnswerTheirReasons() {
         let mock = BroadcastRulesHarness { $0.maxChannelsPerApp = 2 }
         let cases: [(String, MockBroadcastAnswer, Reason)] = [

@@ -140,8 +140,8 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
     /// Field `index`'s name is exactly `name` (compared as bytes, no `String` made).
     public func name(at index: Int, is name: StaticString) -> Bool {
         let (entry, bytes) = entry(index)
-        guard Int(entry.nameLength) == name.utf8CodeUnitCount else { return false }
-        return memcmp(bytes + Int(entry.nameStart), name.utf8Start, Int(entry.nameLength)) == 0
+        // Word loads for the short names of headers, not a `memcmp` call each.
+        return H2Wire.equals(bytes + Int(entry.nameStart), Int(entry.nameLength), name)
     }
 
     /// The first byte of field `index`'s name (names are never empty in HTTP/2; 0 if one is).
@@ -149,6 +149,9 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         let (entry, bytes) = entry(index)
         return entry.nameLength > 0 ? bytes[Int(entry.nameStart)] : 0
     }
+
+    /// The length in bytes of field `index`'s name.
+    public func nameLength(at index: Int) -> Int { Int(entry(index).0.nameLength) }
 
     /// Field `index`'s name (allocates a `String`; `value(at:equals:)` compares without one).
     public func name(at index: Int) -> String {
@@ -169,6 +172,12 @@ public struct H2RequestHeaders: @unchecked Sendable, Equatable {
         return expected.withUnsafeBufferPointer { expected in
             expected.isEmpty || memcmp(bytes + entry.valueStart, expected.baseAddress!, expected.count) == 0
         }
+    }
+
+    /// Runs `body` over field `index`'s value bytes in place (valid only during the call).
+    public func withValueBytes<Result>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        let (entry, bytes) = entry(index)
+        return body(UnsafeBufferPointer(start: bytes + entry.valueStart, count: Int(entry.valueLength)))
     }
 
     /// A copy of field `index`'s value bytes.

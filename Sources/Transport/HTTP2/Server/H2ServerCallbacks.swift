@@ -117,7 +117,7 @@ extension H2ServerSession {
             if H2Wire.equals(base, name.count, ":method") {
                 pseudo = (.method, book.lastMethod.text(value))
             } else if H2Wire.equals(base, name.count, ":path") {
-                pseudo = (.path, H2Wire.string(value.baseAddress, value.count))
+                pseudo = (.path, book.lastPath.text(value))
             } else if H2Wire.equals(base, name.count, ":authority") {
                 pseudo = (.authority, book.lastAuthority.text(value))
             }

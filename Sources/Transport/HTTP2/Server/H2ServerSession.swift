@@ -56,6 +56,9 @@ public final class H2ServerSession {
         /// `String`s are made once, not per request.
         var lastMethod = H2RepeatedText()
         var lastAuthority = H2RepeatedText()
+        var lastPath = H2RepeatedPath()
+        /// The names of never-indexed answer fields already put in HPACK's dynamic table.
+        var indexedNames = H2IndexedNames()
     }
 
     private let bookkeeping: UnsafeMutablePointer<Bookkeeping> = {
@@ -133,6 +136,8 @@ public final class H2ServerSession {
 
     /// Answers a complete request. Returns false, sending nothing, when the stream is gone (the client
     /// reset it or the connection is closing) or was answered already. `body` is kept until sent.
+    /// A field to be sent never indexed goes out indexed the first time the connection sends its
+    /// name, as with `respond(field:)` (`H2IndexedNames`).
     @discardableResult
     public func respond(streamID: Int32, status: Int, headers: [H2Header] = [], body: [UInt8] = []) throws(H2Error) -> Bool {
         guard let session, let index = streamIndex(streamID), Self.awaitsResponse(&streams[index]) else { return false }
@@ -140,7 +145,12 @@ public final class H2ServerSession {
         headerBlock.reset(fieldCount: 1 + headers.count,
                           byteCount: 7 + statusText.utf8.count + H2HeaderBlock.byteCount(headers))
         headerBlock.append(":status", statusText, neverIndexed: false)
-        headerBlock.append(headers, notFirst: hasResponded)
+        for header in headers {
+            var name = header.name
+            let neverIndexed = H2HeaderBlock.neverIndexed(header.indexing, notFirst: hasResponded)
+                && !name.withUTF8 { book.indexedNames.indexesFirst($0) }
+            headerBlock.append(header.name, header.value, neverIndexed: neverIndexed)
+        }
         try submit(session, index: index, streamID: streamID, nv: headerBlock.nv, count: headerBlock.count, body: body)
         return true
     }
@@ -151,7 +161,7 @@ public final class H2ServerSession {
     public func respond(streamID: Int32, status: Int, field: H2ResponseField?, second: H2ResponseField? = nil,
                         body: [UInt8] = []) throws(H2Error) -> Bool {
         guard let session, let index = streamIndex(streamID), Self.awaitsResponse(&streams[index]) else { return false }
-        let count = responseBlock.fill(status: status, field: field, second: second)
+        let count = responseBlock.fill(status: status, field: field, second: second, names: &book.indexedNames)
         try submit(session, index: index, streamID: streamID, nv: responseBlock.nv, count: count, body: body)
         return true
     }
@@ -293,6 +303,23 @@ public final class H2ServerSession {
 
     /// Events are waiting for `drainEvents(_:)`.
     public var hasEvents: Bool { !events.isEmpty }
+}
+
+/// `:path`, the same on every broadcast of a connection (the app's) and new on each device push
+/// (the token's): the last one's `String` is reused while the bytes repeat. Compared with that
+/// `String`'s own bytes, so a new path costs one `memcmp` (a token differs early) and no copy;
+/// a repeated one saves the `String` (an allocation, its UTF-8 check and its release).
+struct H2RepeatedPath {
+    private var cached = ""
+
+    mutating func text(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        if let base = value.baseAddress, value.count == cached.utf8.count,
+           cached.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, base, value.count) == 0 }) == true {
+            return cached
+        }
+        cached = H2Wire.string(value.baseAddress, value.count)
+        return cached
+    }
 }
 
 /// A header value that usually repeats: the `String` of the last distinct bytes, reused while the
