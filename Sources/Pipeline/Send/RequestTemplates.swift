@@ -45,10 +45,10 @@ final class RequestTemplates {
         return made
     }
 
-    /// The template for rows whose input token is a header field's value: the run's fields and it.
+    /// Makes the template for rows whose input token is a header field's value: the run's fields
+    /// and it (once; `request(for:)` returns it from then on).
     @inline(never)
-    private func runTemplate(inputTokenField: String?) -> H2RequestTemplate {
-        if let runWithInputToken { return runWithInputToken }
+    private func makeRunTemplate(inputTokenField: String?) -> H2RequestTemplate {
         let made = H2RequestTemplate(pathPrefix: pathPrefix, headers: authorization + (runHeaders?.fields ?? []),
                                      suffixField: inputTokenField)
         runWithInputToken = made
@@ -74,7 +74,7 @@ final class RequestTemplates {
         // each costs a retain and a release a row (of the headers every broadcast row shares with the reader).
         if ownHeaders.inputTokenField != nil {
             if let runWithInputToken { return (runWithInputToken, []) }
-            return (runTemplate(inputTokenField: ownHeaders.inputTokenField), [])
+            return (makeRunTemplate(inputTokenField: ownHeaders.inputTokenField), [])
         }
         if ownHeaders.extendsRun { return (runTemplate(), ownHeaders.fields) }
         let slot = Int(truncatingIfNeeded: UInt(bitPattern: ObjectIdentifier(ownHeaders)) >> 4) & (Self.ownSlots - 1)

@@ -56,7 +56,7 @@ public final class H2ServerSession {
         /// `String`s are made once, not per request.
         var lastMethod = H2RepeatedText()
         var lastAuthority = H2RepeatedText()
-        var lastPath = H2RepeatedPath()
+        var lastPath = H2RepeatedText()
         /// The names of never-indexed answer fields already put in HPACK's dynamic table.
         var indexedNames = H2IndexedNames()
     }
@@ -305,11 +305,11 @@ public final class H2ServerSession {
     public var hasEvents: Bool { !events.isEmpty }
 }
 
-/// `:path`, the same on every broadcast of a connection (the app's) and new on each device push
-/// (the token's): the last one's `String` is reused while the bytes repeat. Compared with that
-/// `String`'s own bytes, so a new path costs one `memcmp` (a token differs early) and no copy;
-/// a repeated one saves the `String` (an allocation, its UTF-8 check and its release).
-struct H2RepeatedPath {
+/// A header value that usually repeats on a connection (`:method`, `:authority`, and `:path`, the
+/// app's on every broadcast): the `String` of the last distinct bytes, reused while the bytes stay
+/// the same. Compared with that `String`'s own bytes, so a new value (a device push's path, new
+/// with each token) costs one `memcmp`, which a token ends early, and no copy besides its `String`.
+struct H2RepeatedText {
     private var cached = ""
 
     mutating func text(_ value: UnsafeBufferPointer<UInt8>) -> String {
@@ -317,26 +317,8 @@ struct H2RepeatedPath {
            cached.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, base, value.count) == 0 }) == true {
             return cached
         }
+        if value.isEmpty && cached.isEmpty { return cached }
         cached = H2Wire.string(value.baseAddress, value.count)
-        return cached
-    }
-}
-
-/// A header value that usually repeats: the `String` of the last distinct bytes, reused while the
-/// bytes stay the same.
-struct H2RepeatedText {
-    private var bytes: [UInt8] = []
-    private var cached = ""
-
-    mutating func text(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        let same = value.count == bytes.count && bytes.withUnsafeBufferPointer { kept in
-            guard let keptBase = kept.baseAddress, let valueBase = value.baseAddress else { return value.isEmpty }
-            return memcmp(keptBase, valueBase, value.count) == 0
-        }
-        if !same {
-            bytes = Array(value)
-            cached = H2Wire.string(value.baseAddress, value.count)
-        }
         return cached
     }
 }
